@@ -1,0 +1,255 @@
+/**
+ * @file error.hpp
+ * @brief Exception types of the library and the macros that check conditions and CUDA calls.
+ *
+ * Every exception thrown by the library carries a message that names the value that was wrong
+ * and the source location of the check. All types and macros here are thread-safe (they hold no
+ * shared state).
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace rmm {
+
+/**
+ * @brief Thrown when a precondition of the library is violated (a bad argument, a call in the
+ * wrong state).
+ */
+class logic_error : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+/**
+ * @brief Thrown when a CUDA runtime or driver call fails for a reason other than running out of
+ * memory during an allocation.
+ */
+class cuda_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/**
+ * @brief Thrown when an allocation fails for a reason other than exhausted memory (for example
+ * an invalid argument reported by CUDA). Derives from `std::bad_alloc` so that code written for
+ * the standard library catches it.
+ */
+class bad_alloc : public std::bad_alloc {
+ public:
+  /// @brief Constructs the exception; `what()` returns "std::bad_alloc: " followed by @p msg.
+  explicit bad_alloc(const char* msg) : what_{std::string{"std::bad_alloc: "} + msg} {}
+  /// @copydoc bad_alloc(const char*)
+  explicit bad_alloc(std::string const& msg) : bad_alloc{msg.c_str()} {}
+  /// @brief The message given at construction, prefixed with "std::bad_alloc: ".
+  [[nodiscard]] const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  std::string what_;
+};
+
+/**
+ * @brief Thrown when an allocation fails because the memory it draws on is exhausted (CUDA
+ * reported out-of-memory, or a pool reached its maximum). `what()` contains "out_of_memory".
+ */
+class out_of_memory : public bad_alloc {
+ public:
+  /// @brief Constructs the exception; `what()` contains "out_of_memory: " followed by @p msg.
+  explicit out_of_memory(const char* msg) : bad_alloc{std::string{"out_of_memory: "} + msg} {}
+  /// @copydoc out_of_memory(const char*)
+  explicit out_of_memory(std::string const& msg) : out_of_memory{msg.c_str()} {}
+};
+
+/**
+ * @brief Thrown when an argument lies outside its valid range (for example a device id beyond the
+ * number of devices).
+ */
+class out_of_range : public std::out_of_range {
+ public:
+  using std::out_of_range::out_of_range;
+};
+
+/**
+ * @brief Thrown when an argument cannot be interpreted (for example a malformed size string).
+ */
+class invalid_argument : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+namespace detail {
+
+/// @brief "file:line" for messages.
+inline std::string source_location(const char* file, int line) {
+  return std::string{file} + ":" + std::to_string(line);
+}
+
+/// @brief Builds the message of a failed CUDA call: location, call text, error name and string.
+inline std::string cuda_error_message(cudaError_t status,
+                                      const char* call,
+                                      const char* file,
+                                      int line) {
+  return "CUDA error at " + source_location(file, line) + ": " + call + " returned " +
+         cudaGetErrorName(status) + " (" + std::to_string(static_cast<int>(status)) +
+         "): " + cudaGetErrorString(status);
+}
+
+/// @brief Clears a non-sticky error left in the runtime's per-thread error slot, so that a later,
+/// unrelated `cudaGetLastError()` does not report it again.
+inline void clear_last_cuda_error() noexcept { static_cast<void>(cudaGetLastError()); }
+
+/**
+ * @brief Throws the exception that a failed CUDA allocation call maps to: `rmm::out_of_memory`
+ * for `cudaErrorMemoryAllocation`, `rmm::bad_alloc` otherwise. The message gives the requested
+ * size, the current device and its free memory as reported after the failure.
+ */
+[[noreturn]] inline void throw_cuda_alloc_error(
+    cudaError_t status, const char* call, std::size_t bytes, const char* file, int line) {
+  clear_last_cuda_error();
+  int device = -1;
+  static_cast<void>(cudaGetDevice(&device));
+  std::size_t free_bytes  = 0;
+  std::size_t total_bytes = 0;
+  bool const have_info    = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+  clear_last_cuda_error();
+  std::string msg = cuda_error_message(status, call, file, line) + "; requested " +
+                    std::to_string(bytes) + " bytes on device " + std::to_string(device);
+  if (have_info) {
+    msg += "; device free " + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) +
+           " bytes";
+  }
+  if (status == cudaErrorMemoryAllocation) {
+    throw rmm::out_of_memory{msg};
+  }
+  throw rmm::bad_alloc{msg};
+}
+
+/// @brief Throws a cuda_error for a failed call after clearing the non-sticky error.
+template <typename Exception = rmm::cuda_error>
+[[noreturn]] void throw_cuda_error(cudaError_t status,
+                                   const char* call,
+                                   const char* file,
+                                   int line) {
+  clear_last_cuda_error();
+  throw Exception{cuda_error_message(status, call, file, line)};
+}
+
+}  // namespace detail
+}  // namespace rmm
+
+#define RMM_DETAIL_STRINGIFY(x) #x
+#define RMM_DETAIL_GET_3RD(a, b, c, ...) c
+#define RMM_DETAIL_GET_4TH(a, b, c, d, ...) d
+
+/**
+ * @brief Throws `rmm::logic_error` (or the exception type given third) with @p reason and the
+ * source location when @p condition is false.
+ *
+ * `RMM_EXPECTS(p != nullptr, "ptr must not be null")` or
+ * `RMM_EXPECTS(n <= max, "n " + std::to_string(n) + " exceeds " + ..., rmm::out_of_range)`.
+ */
+#define RMM_EXPECTS(...)                                                              \
+  RMM_DETAIL_GET_4TH(__VA_ARGS__, RMM_DETAIL_EXPECTS_3, RMM_DETAIL_EXPECTS_2, unused) \
+  (__VA_ARGS__)
+#define RMM_DETAIL_EXPECTS_2(condition, reason) \
+  RMM_DETAIL_EXPECTS_3(condition, reason, rmm::logic_error)
+#define RMM_DETAIL_EXPECTS_3(condition, reason, exception_type)                                 \
+  do {                                                                                          \
+    if (!(condition)) {                                                                         \
+      throw exception_type(std::string{"RMM failure at "} +                                     \
+                           rmm::detail::source_location(__FILE__, __LINE__) + ": " + (reason)); \
+    }                                                                                           \
+  } while (0)
+
+/**
+ * @brief Unconditionally throws `rmm::logic_error` (or the exception type given second) with
+ * @p reason and the source location.
+ */
+#define RMM_FAIL(...) \
+  RMM_DETAIL_GET_3RD(__VA_ARGS__, RMM_DETAIL_FAIL_2, RMM_DETAIL_FAIL_1, unused)(__VA_ARGS__)
+#define RMM_DETAIL_FAIL_1(reason) RMM_DETAIL_FAIL_2(reason, rmm::logic_error)
+#define RMM_DETAIL_FAIL_2(reason, exception_type)       \
+  throw exception_type(std::string{"RMM failure at "} + \
+                       rmm::detail::source_location(__FILE__, __LINE__) + ": " + (reason))
+
+/**
+ * @brief Calls a CUDA runtime function and throws `rmm::cuda_error` (or the exception type given
+ * second) naming the call, its error and the source location if it does not return
+ * `cudaSuccess`. The non-sticky error is cleared first so that it does not resurface later.
+ */
+#define RMM_CUDA_TRY(...) \
+  RMM_DETAIL_GET_3RD(__VA_ARGS__, RMM_DETAIL_CUDA_TRY_2, RMM_DETAIL_CUDA_TRY_1, unused)(__VA_ARGS__)
+#define RMM_DETAIL_CUDA_TRY_1(call) RMM_DETAIL_CUDA_TRY_2(call, rmm::cuda_error)
+#define RMM_DETAIL_CUDA_TRY_2(call, exception_type)                           \
+  do {                                                                        \
+    cudaError_t const rmm_detail_status = (call);                             \
+    if (cudaSuccess != rmm_detail_status) {                                   \
+      rmm::detail::throw_cuda_error<exception_type>(                          \
+          rmm_detail_status, RMM_DETAIL_STRINGIFY(call), __FILE__, __LINE__); \
+    }                                                                         \
+  } while (0)
+
+/**
+ * @brief Calls a CUDA allocation function. On `cudaErrorMemoryAllocation` throws
+ * `rmm::out_of_memory`, on any other error `rmm::bad_alloc`; the message names the call, the
+ * error, the requested bytes (second argument, optional), the device and its free memory. The
+ * non-sticky error is cleared.
+ */
+#define RMM_CUDA_TRY_ALLOC(...)                                                      \
+  RMM_DETAIL_GET_3RD(                                                                \
+      __VA_ARGS__, RMM_DETAIL_CUDA_TRY_ALLOC_2, RMM_DETAIL_CUDA_TRY_ALLOC_1, unused) \
+  (__VA_ARGS__)
+#define RMM_DETAIL_CUDA_TRY_ALLOC_1(call) RMM_DETAIL_CUDA_TRY_ALLOC_2(call, 0)
+#define RMM_DETAIL_CUDA_TRY_ALLOC_2(call, num_bytes)                                       \
+  do {                                                                                     \
+    cudaError_t const rmm_detail_status = (call);                                          \
+    if (cudaSuccess != rmm_detail_status) {                                                \
+      rmm::detail::throw_cuda_alloc_error(                                                 \
+          rmm_detail_status, RMM_DETAIL_STRINGIFY(call), (num_bytes), __FILE__, __LINE__); \
+    }                                                                                      \
+  } while (0)
+
+/**
+ * @brief For calls that must not throw (destructors, deallocation): in debug builds asserts that
+ * the call returned `cudaSuccess`; in release builds evaluates the call and discards the status
+ * (clearing the non-sticky error).
+ */
+#ifdef NDEBUG
+#define RMM_ASSERT_CUDA_SUCCESS(call)     \
+  do {                                    \
+    static_cast<void>(call);              \
+    rmm::detail::clear_last_cuda_error(); \
+  } while (0)
+#else
+#include <cassert>
+#define RMM_ASSERT_CUDA_SUCCESS(call)             \
+  do {                                            \
+    cudaError_t const rmm_detail_status = (call); \
+    rmm::detail::clear_last_cuda_error();         \
+    assert(rmm_detail_status == cudaSuccess);     \
+    static_cast<void>(rmm_detail_status);         \
+  } while (0)
+#endif
+
+/**
+ * @brief Like RMM_ASSERT_CUDA_SUCCESS, but also accepts the errors CUDA returns while the process
+ * is shutting down (`cudaErrorCudartUnloading`, `cudaErrorContextIsDestroyed`), so that a
+ * destructor running during exit does not abort a debug build.
+ */
+#ifdef NDEBUG
+#define RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(call) RMM_ASSERT_CUDA_SUCCESS(call)
+#else
+#define RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(call)                                             \
+  do {                                                                                          \
+    cudaError_t const rmm_detail_status = (call);                                               \
+    rmm::detail::clear_last_cuda_error();                                                       \
+    assert(rmm_detail_status == cudaSuccess || rmm_detail_status == cudaErrorCudartUnloading || \
+           rmm_detail_status == cudaErrorContextIsDestroyed);                                   \
+    static_cast<void>(rmm_detail_status);                                                       \
+  } while (0)
+#endif
