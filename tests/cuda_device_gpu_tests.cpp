@@ -24,7 +24,7 @@ TEST_CASE("device queries", "[gpu][cuda_device]")
   CHECK_THROWS_WITH(rmm::percent_of_free_device_memory(-3), Catch::Matchers::Contains("-3"));
 }
 
-TEST_CASE("cuda_set_device_raii restores the device", "[gpu][cuda_device]")
+TEST_CASE("cuda_set_device_raii restores the device", "[gpu][cuda_device][expected_api_errors]")
 {
   auto const before = rmm::get_current_cuda_device();
   {
@@ -66,7 +66,7 @@ TEST_CASE("cuda_stream owns, moves and synchronises a stream", "[gpu][cuda_strea
   CHECK_NOTHROW(rmm::cuda_stream_per_thread.synchronize());
 }
 
-TEST_CASE("real CUDA failures map to typed errors and clear the error slot", "[gpu][error]")
+TEST_CASE("real CUDA failures map to typed errors and clear the error slot", "[gpu][error][expected_api_errors]")
 {
   void* ptr{nullptr};
   auto const total = rmm::available_device_memory().second;

@@ -306,7 +306,8 @@ TEMPLATE_TEST_CASE("conformance: many streams, cross-stream free", "[gpu][confor
   }
 }
 
-TEMPLATE_TEST_CASE("conformance: out of memory is typed and explained", "[gpu][conformance]",
+TEMPLATE_TEST_CASE("conformance: out of memory is typed and explained",
+                   "[gpu][conformance][expected_api_errors]",
                    RMM_CONFORMANCE_FACTORIES)
 {
   if (skip_if_unavailable<TestType>()) { return; }

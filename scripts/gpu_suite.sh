@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The whole GPU suite in one call to the GPU machine.
+#
+#   scripts/gpu_suite.sh stage   # here: build for sm_90 and copy binaries + the shared libraries
+#                                # the GPU machine lacks (spdlog, fmt) into .gpu/ (git-ignored)
+#   scripts/gpu_suite.sh run     # there: run every GPU test program, then again under
+#                                # compute-sanitizer (memcheck with leak check); prints a summary
+#
+# With the device tool: run(command="bash scripts/gpu_suite.sh run", carry=[".gpu"]).
+# The GPU machine has CUDA 13.0, cmake and nvcc but none of our Debian dependencies, so the
+# programs are built here and carried. See docs/gpu-testing.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+stage_dir="$root/.gpu"
+
+stage() {
+  set -e
+  local build="$root/build-gpu"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DRMM_BUILD_TESTS=ON -DRMM_BUILD_DEMO=ON \
+    -DRMM_BUILD_BENCHMARKS="${RMM_GPU_BENCHMARKS:-OFF}" >/dev/null
+  cmake --build "$build" -j"$(nproc)"
+  rm -rf "$stage_dir" && mkdir -p "$stage_dir/bin" "$stage_dir/lib"
+  local programs=(tests/rmm_gpu_tests tests/rmm_gpu_tests_ptds tests/rmm_host_tests
+                  tests/process_is_exiting_test examples/basic/rmm_demo)
+  for p in "${programs[@]}"; do
+    strip --strip-debug -o "$stage_dir/bin/$(basename "$p")" "$build/$p"
+  done
+  if [ -d "$build/benchmarks" ]; then
+    find "$build/benchmarks" -maxdepth 1 -type f -executable -name '*bench*' \
+      -exec sh -c 'strip --strip-debug -o "$1/bin/$(basename "$2")" "$2"' _ "$stage_dir" {} \;
+  fi
+  cp -a "$build"/librmm.so* "$stage_dir/lib/"
+  # Shared libraries the GPU machine does not have, resolved from what the programs link.
+  ldd "$stage_dir"/bin/* 2>/dev/null | awk '/=> \//{print $3}' | sort -u |
+    grep -E 'libspdlog|libfmt|libbenchmark' | xargs -r -I{} cp -L {} "$stage_dir/lib/"
+  if [ -d "$root/../shared/bench" ]; then cp -r "$root/../shared/bench" "$stage_dir/peer_bench"; fi
+  if [ -d "$root/../shared/traces" ]; then cp -r "$root/../shared/traces" "$stage_dir/traces"; fi
+  du -sh "$stage_dir"
+}
+
+run() {
+  [ -d "$stage_dir/bin" ] || { echo "no .gpu/ staging: run 'scripts/gpu_suite.sh stage' first"; exit 2; }
+  export LD_LIBRARY_PATH="$stage_dir/lib:${LD_LIBRARY_PATH:-}"
+  local out="${OUT:-/tmp/rmm-gpu-out}"
+  mkdir -p "$out"
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  local -a summary=()
+  local failed=0
+
+  step() {  # name, command...
+    local name=$1
+    shift
+    echo "=== $name: $*"
+    "$@" >"$out/$name.log" 2>&1
+    local rc=$?
+    tail -n 4 "$out/$name.log"
+    local verdict="passed"
+    [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; failed=$((failed + 1)); }
+    local catch_line
+    catch_line=$(grep -E "^(All tests passed|test cases:)" "$out/$name.log" | tail -n 1)
+    local san_line
+    san_line=$(grep -E "ERROR SUMMARY|LEAK SUMMARY" "$out/$name.log" | tail -n 1)
+    summary+=("$(printf '%-34s %-18s %s %s' "$name" "$verdict" "$catch_line" "$san_line")")
+  }
+
+  local bin="$stage_dir/bin"
+  step gpu_tests "$bin/rmm_gpu_tests"
+  step gpu_tests_ptds "$bin/rmm_gpu_tests_ptds"
+  step host_tests "$bin/rmm_host_tests"
+  step process_is_exiting_test "$bin/process_is_exiting_test"
+  step demo "$bin/rmm_demo"
+  # memcheck + leak check. Tests tagged [expected_api_errors] provoke CUDA API failures on purpose
+  # (out-of-memory probes, invalid device ids): they run with API-error reporting off, so that
+  # only memory-access errors and leaks count; everything else runs with full reporting.
+  local san=("$sanitizer" --tool memcheck --leak-check full --error-exitcode 101)
+  local quiet=("${san[@]}" --report-api-errors no)
+  step sanitizer_gpu_tests "${san[@]}" "$bin/rmm_gpu_tests" "~[expected_api_errors]"
+  step sanitizer_gpu_tests_ptds "${san[@]}" "$bin/rmm_gpu_tests_ptds" "~[expected_api_errors]"
+  step sanitizer_gpu_tests_api_errors "${quiet[@]}" "$bin/rmm_gpu_tests" "[expected_api_errors]"
+  step sanitizer_process_exit "${san[@]}" "$bin/process_is_exiting_test"
+  step sanitizer_demo "${quiet[@]}" "$bin/rmm_demo"
+
+  if [ -x "$stage_dir/run_benchmarks.sh" ] && [ "${RMM_GPU_SKIP_BENCH:-0}" != 1 ]; then
+    bash "$stage_dir/run_benchmarks.sh" "$out" || failed=$((failed + 1))
+  fi
+
+  echo
+  echo "=== GPU suite summary"
+  printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+  echo "$(( ${#summary[@]} - failed )) passed, $failed failed"
+  return $((failed > 0))
+}
+
+case "${1:-}" in
+  stage) stage ;;
+  run) run ;;
+  *) echo "usage: $0 stage|run"; exit 2 ;;
+esac
