@@ -5,14 +5,11 @@
  */
 #pragma once
 
-#include <rmm/aligned.hpp>
-#include <rmm/cuda_stream_view.hpp>
-#include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/stateless_cuda_resource.hpp>
 
 #include <cuda_runtime_api.h>
 #include <cuda/memory_resource>
-#include <cuda/stream_ref>
 
 #include <cstddef>
 
@@ -23,14 +20,17 @@ namespace rmm::mr {
  * cudaMallocHost/cudaFreeHost.
  *
  * Stateless: all instances are interchangeable and compare equal. Allocation is synchronous;
- * the stream argument of allocate() and deallocate() is ignored (the CUDA call itself orders
- * the operation with respect to the device). A request of 0 bytes returns nullptr, and
- * deallocating nullptr does nothing. Returned pointers are aligned to at least
- * CUDA_ALLOCATION_ALIGNMENT (256) bytes; larger alignments are refused.
+ * the stream argument of allocate() and deallocate() is ignored. A request of 0 bytes returns
+ * nullptr, and deallocating nullptr does nothing. Pointers are aligned to at least
+ * CUDA_ALLOCATION_ALIGNMENT (256) bytes; larger alignments are refused with rmm::logic_error.
+ * Out of memory throws rmm::out_of_memory naming the requested bytes, the device and its free
+ * memory. The members allocate, deallocate, allocate_sync, deallocate_sync, == and != come from
+ * detail::stateless_cuda_resource, which documents them.
  *
  * Thread-safety: all member functions may be called concurrently.
  */
-class pinned_host_memory_resource {
+class pinned_host_memory_resource
+    : public detail::stateless_cuda_resource<pinned_host_memory_resource> {
  public:
   pinned_host_memory_resource()  = default;
   ~pinned_host_memory_resource() = default;
@@ -43,54 +43,6 @@ class pinned_host_memory_resource {
   pinned_host_memory_resource& operator=(pinned_host_memory_resource&&) =
       default;  ///< Default move assignment.
 
-  /**
-   * @brief Allocates at least @p bytes bytes. The stream argument is ignored.
-   * @throws rmm::logic_error if @p alignment is not a power of two or exceeds 256.
-   * @throws rmm::out_of_memory if CUDA reports out-of-memory; the message gives the requested
-   * bytes, the device and its free memory.
-   * @throws rmm::bad_alloc if the allocation fails for any other reason.
-   */
-  void* allocate([[maybe_unused]] cuda::stream_ref stream,
-                 std::size_t bytes,
-                 std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) {
-    return allocate_sync(bytes, alignment);
-  }
-
-  /// @brief Frees @p ptr, which a call with the same @p bytes returned. The stream is ignored.
-  void deallocate([[maybe_unused]] cuda::stream_ref stream,
-                  void* ptr,
-                  std::size_t bytes,
-                  std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept {
-    deallocate_sync(ptr, bytes, alignment);
-  }
-
-  /// @brief Allocates at least @p bytes bytes synchronously. Throws as allocate().
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) {
-    rmm::detail::expect_supported_alignment(
-        alignment, rmm::CUDA_ALLOCATION_ALIGNMENT, "pinned_host_memory_resource");
-    if (bytes == 0) {
-      return nullptr;
-    }
-    void* ptr{nullptr};
-    RMM_CUDA_TRY_ALLOC(cudaMallocHost(&ptr, bytes), bytes);
-    return ptr;
-  }
-
-  /// @brief Frees @p ptr synchronously. @p bytes and @p alignment are those given at allocation.
-  void deallocate_sync(
-      void* ptr,
-      [[maybe_unused]] std::size_t bytes,
-      [[maybe_unused]] std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept {
-    if (ptr != nullptr) {
-      RMM_ASSERT_CUDA_SUCCESS(cudaFreeHost(ptr));
-    }
-  }
-
-  /// @brief All instances are equivalent. @return true
-  bool operator==(pinned_host_memory_resource const&) const noexcept { return true; }
-  /// @brief All instances are equivalent. @return false
-  bool operator!=(pinned_host_memory_resource const&) const noexcept { return false; }
-
   /// @brief Enables the cuda::mr::device_accessible property.
   friend void get_property(pinned_host_memory_resource const&,
                            cuda::mr::device_accessible) noexcept {}
@@ -98,6 +50,18 @@ class pinned_host_memory_resource {
   /// @brief Enables the cuda::mr::host_accessible property.
   friend void get_property(pinned_host_memory_resource const&, cuda::mr::host_accessible) noexcept {
   }
+
+ private:
+  friend class detail::stateless_cuda_resource<pinned_host_memory_resource>;
+  static constexpr char const* name = "pinned_host_memory_resource";
+
+  static void* do_allocate(std::size_t bytes) {
+    void* ptr{nullptr};
+    RMM_CUDA_TRY_ALLOC(cudaMallocHost(&ptr, bytes), bytes);
+    return ptr;
+  }
+
+  static void do_deallocate(void* ptr) noexcept { RMM_ASSERT_CUDA_SUCCESS(cudaFreeHost(ptr)); }
 };
 
 static_assert(cuda::mr::resource_with<pinned_host_memory_resource,
