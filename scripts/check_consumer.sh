@@ -11,7 +11,7 @@ cmake --install build --prefix "$work/staged" >/dev/null
 mv "$work/staged" "$work/relocated"
 cmake -S examples/basic -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$work/relocated"
 cmake --build "$work/consumer"
-if grep -rlE 'spdlog|fmt/' "$work/relocated/include/rmm"; then
+if grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](spdlog|fmt)/' "$work/relocated/include/rmm"; then
   echo "check_consumer: an installed public header mentions spdlog or fmt" >&2
   exit 1
 fi
