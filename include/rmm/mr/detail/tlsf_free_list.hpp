@@ -1,0 +1,648 @@
+/**
+ * @file tlsf_free_list.hpp
+ * @brief A coalescing free list of address ranges organised as a two-level segregated fit (TLSF)
+ * index. It backs the coalescing pool resource.
+ *
+ * The ranges are GPU memory, which host code must never touch, so all bookkeeping is out of
+ * band: block descriptors live in a host vector and an address -> descriptor hash map finds them
+ * on deallocation. See tlsf_free_list.md for the design, complexities and limits.
+ */
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief Coalescing free list over address ranges ("regions"): O(1) allocation search (plus a
+ * scan of one size class, only when nothing larger is free), O(1) deallocation with coalescing,
+ * and an exact `largest_free_block()`.
+ *
+ * Memory enters as regions (`insert_region`, typically one upstream allocation each). Blocks are
+ * carved from free blocks and merged back with their free address neighbours of the same region
+ * only: two regions that happen to be adjacent in the address space are never merged, because
+ * each must be returned upstream exactly as it was obtained.
+ *
+ * All sizes and addresses are multiples of the granularity given at construction.
+ *
+ * Not thread-safe: every member, const or not, must be serialised by the caller.
+ */
+class tlsf_free_list {
+ public:
+  /// @brief Identifies a region. Ids of regions removed by `take_free_regions()` may be reused.
+  using region_id = std::size_t;
+
+  /**
+   * @brief Creates an empty free list.
+   * @param granularity Unit of every address and size handled; a power of two (e.g. 256).
+   * @throws std::invalid_argument if @p granularity is not a power of two.
+   */
+  explicit tlsf_free_list(std::size_t granularity) : granularity_{granularity} {
+    if (granularity == 0 || (granularity & (granularity - 1)) != 0) {
+      throw std::invalid_argument("tlsf_free_list: granularity " + std::to_string(granularity) +
+                                  " is not a power of two");
+    }
+    shift_ = log2_floor(granularity);
+    for (auto& row : heads_) {
+      row.fill(nil);
+    }
+  }
+
+  /**
+   * @brief Adds the range [base, base + size) as one free block of a new region.
+   * @return The id of the new region.
+   * @throws std::invalid_argument if @p size is zero, @p base or @p size is not a multiple of the
+   * granularity, the range wraps around the address space, or it overlaps a known region.
+   * @throws std::bad_alloc (or std::length_error) if bookkeeping cannot grow; the list is then
+   * unchanged.
+   */
+  region_id insert_region(std::uintptr_t base, std::size_t size) {
+    check_new_region(base, size);
+    region_id const rid = acquire_region();
+    index_t idx         = nil;
+    try {
+      idx = new_block(base, size);
+      region_map_.emplace(base, rid);
+    } catch (...) {
+      if (idx != nil) {
+        drop_block(idx);
+      }
+      release_region(rid);
+      throw;
+    }
+    regions_[rid] = region{base, size, idx, 0, true, no_region};
+    block& b      = blocks_[idx];
+    b.region      = rid;
+    b.free        = true;
+    link_free(idx);
+    free_bytes_ += size;
+    total_bytes_ += size;
+    return rid;
+  }
+
+  /**
+   * @brief Carves a block of exactly @p size bytes from a free block and returns its address.
+   *
+   * Guarantee: if `largest_free_block() >= size`, this returns a block. The block is taken from
+   * the start of the chosen free block; the rest stays free.
+   *
+   * @param size Multiple of the granularity, non-zero (callers round up first).
+   * @return The block's address, or std::nullopt if no free block has at least @p size bytes.
+   * @throws std::invalid_argument if @p size is zero or not a multiple of the granularity.
+   * @throws std::bad_alloc if bookkeeping cannot grow; the list is then unchanged.
+   */
+  std::optional<std::uintptr_t> allocate(std::size_t size) {
+    check_size("allocate", size);
+    index_t const idx = find_fit(size);
+    if (idx == nil) {
+      return std::nullopt;
+    }
+    return carve(idx, size);
+  }
+
+  /**
+   * @brief Returns the block at @p ptr, which must have been returned by `allocate(size)` and
+   * not yet deallocated, and merges it with its free neighbours in the same region.
+   * @throws std::invalid_argument naming @p ptr and @p size if @p ptr is not the start of a block,
+   * the block is already free (double free), or @p size differs from its size. The list is then
+   * unchanged. Never throws std::bad_alloc.
+   */
+  void deallocate(std::uintptr_t ptr, std::size_t size) {
+    index_t idx = lookup_allocated(ptr, size);
+    block& b    = blocks_[idx];
+    b.free      = true;
+    free_bytes_ += size;
+    allocated_bytes_ -= size;
+    --regions_[b.region].allocated_blocks;
+    index_t const next = b.next_phys;
+    if (next != nil && blocks_[next].free) {
+      unlink_free(next);
+      absorb_next(idx);
+    }
+    index_t const prev = blocks_[idx].prev_phys;
+    if (prev != nil && blocks_[prev].free) {
+      unlink_free(prev);
+      absorb_next(prev);
+      idx = prev;
+    }
+    link_free(idx);
+  }
+
+  /// @brief The granularity given at construction.
+  [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
+  /// @brief Sum of the sizes of all free blocks.
+  [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
+  /// @brief Sum of the sizes of all allocated blocks.
+  [[nodiscard]] std::size_t allocated_bytes() const noexcept { return allocated_bytes_; }
+  /// @brief Sum of the sizes of all regions (`free_bytes() + allocated_bytes()`).
+  [[nodiscard]] std::size_t total_bytes() const noexcept { return total_bytes_; }
+  /// @brief Number of free blocks (after coalescing).
+  [[nodiscard]] std::size_t num_free_blocks() const noexcept { return num_free_blocks_; }
+  /// @brief Number of regions currently held.
+  [[nodiscard]] std::size_t num_regions() const noexcept { return region_map_.size(); }
+
+  /**
+   * @brief Size of the largest free block, exactly; 0 if there is none.
+   *
+   * O(1) to find the highest non-empty size class, then a scan of that one class's list when
+   * the class spans more than one granule (its blocks differ in size). See the design note.
+   */
+  [[nodiscard]] std::size_t largest_free_block() const noexcept {
+    if (fl_bitmap_ == 0) {
+      return 0;
+    }
+    std::size_t const fl = log2_floor(fl_bitmap_);
+    size_class const c{fl, log2_floor(sl_bitmap_[fl])};
+    std::size_t const lower = class_lower_units(c) << shift_;
+    std::size_t const upper = lower + ((class_width_units(c) - 1) << shift_);
+    std::size_t best        = 0;
+    for (index_t i = heads_[c.fl][c.sl]; i != nil && best != upper; i = blocks_[i].next_free) {
+      if (blocks_[i].size > best) {
+        best = blocks_[i].size;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * @brief True if region @p id has no allocated block (it is then a single free block).
+   * @throws std::invalid_argument if @p id does not name a current region.
+   */
+  [[nodiscard]] bool region_fully_free(region_id id) const {
+    if (id >= regions_.size() || !regions_[id].live) {
+      throw std::invalid_argument("tlsf_free_list: unknown region id " + std::to_string(id));
+    }
+    return regions_[id].allocated_blocks == 0;
+  }
+
+  /**
+   * @brief Removes every region that is entirely free and returns them as (base, size), in
+   * increasing address order, so the caller can give them back upstream.
+   * @throws std::bad_alloc if the result cannot be allocated; the list is then unchanged.
+   */
+  std::vector<std::pair<std::uintptr_t, std::size_t>> take_free_regions() {
+    std::vector<region_id> ids;
+    for (auto const& [base, rid] : region_map_) {
+      if (regions_[rid].allocated_blocks == 0) {
+        ids.push_back(rid);
+      }
+    }
+    std::vector<std::pair<std::uintptr_t, std::size_t>> out;
+    out.reserve(ids.size());
+    for (region_id const rid : ids) {
+      out.emplace_back(regions_[rid].base, regions_[rid].size);
+    }
+    for (region_id const rid : ids) {
+      remove_free_region(rid);
+    }
+    return out;
+  }
+
+  /**
+   * @brief Calls `f(base, size, is_free, region)` for every block, region by region in
+   * increasing address order. O(number of blocks); meant for logging, dumps and tests.
+   * @p f must not modify this list.
+   */
+  template <typename F>
+  void for_each_block(F&& f) const {
+    for (auto const& [base, rid] : region_map_) {
+      for (index_t i = regions_[rid].first_block; i != nil; i = blocks_[i].next_phys) {
+        block const& b = blocks_[i];
+        f(b.base, b.size, b.free, rid);
+      }
+    }
+  }
+
+  /**
+   * @brief Calls `f(id, base, size, fully_free)` for every region in increasing address order.
+   * @p f must not modify this list.
+   */
+  template <typename F>
+  void for_each_region(F&& f) const {
+    for (auto const& [base, rid] : region_map_) {
+      region const& r = regions_[rid];
+      f(rid, r.base, r.size, r.allocated_blocks == 0);
+    }
+  }
+
+  /**
+   * @brief Checks every invariant (O(number of blocks + number of descriptors)); for tests.
+   * @throws std::logic_error describing the first violation found.
+   */
+  void validate() const {
+    validate_regions();
+    validate_free_lists();
+    std::size_t spare = 0;
+    for (index_t i = spare_blocks_; i != nil; i = blocks_[i].next_free) {
+      ++spare;
+    }
+    expect(spare + by_address_.size() == blocks_.size(), "descriptor accounting is off");
+  }
+
+ private:
+  using index_t                        = std::uint32_t;
+  static constexpr index_t nil         = std::numeric_limits<index_t>::max();
+  static constexpr region_id no_region = std::numeric_limits<region_id>::max();
+  // 32 linear subdivisions per power of two: a request is rounded up by at most 1/32 (~3%) to
+  // reach a class whose blocks all fit, which bounds the "good fit" waste.
+  static constexpr std::size_t sl_log2  = 5;
+  static constexpr std::size_t sl_count = std::size_t{1} << sl_log2;
+  // Sizes in granules are < 2^64: first level 0 holds the exact small classes [1, 32), first
+  // level k >= 1 holds [2^(k+4), 2^(k+5)).
+  static constexpr std::size_t fl_count = 64 - sl_log2 + 1;
+  static_assert(sizeof(std::size_t) == 8 && sizeof(std::uintptr_t) == 8, "64-bit only");
+
+  struct block {
+    std::uintptr_t base{};
+    std::size_t size{};
+    region_id region{no_region};
+    index_t prev_phys{nil};  // address neighbours within the region
+    index_t next_phys{nil};
+    index_t prev_free{nil};  // size-class list; next_free also chains spare descriptors
+    index_t next_free{nil};
+    bool free{false};
+  };
+
+  struct region {
+    std::uintptr_t base{};
+    std::size_t size{};
+    index_t first_block{nil};  // never changes: merges keep the lower descriptor
+    std::size_t allocated_blocks{};
+    bool live{false};
+    region_id next_spare{no_region};
+  };
+
+  struct size_class {
+    std::size_t fl;
+    std::size_t sl;
+  };
+
+  static std::size_t log2_floor(std::uint64_t v) noexcept {
+    return 63U - static_cast<std::size_t>(__builtin_clzll(v));
+  }
+  static std::size_t lowest_bit(std::uint64_t v) noexcept {
+    return static_cast<std::size_t>(__builtin_ctzll(v));
+  }
+
+  static size_class class_of_units(std::size_t units) noexcept {
+    if (units < sl_count) {
+      return {0, units};
+    }
+    std::size_t const l = log2_floor(units);
+    return {l - sl_log2 + 1, (units >> (l - sl_log2)) - sl_count};
+  }
+  static std::size_t class_lower_units(size_class c) noexcept {
+    return c.fl == 0 ? c.sl : (sl_count + c.sl) << (c.fl - 1);
+  }
+  static std::size_t class_width_units(size_class c) noexcept {
+    return c.fl == 0 ? 1 : std::size_t{1} << (c.fl - 1);
+  }
+  [[nodiscard]] size_class class_of_size(std::size_t bytes) const noexcept {
+    return class_of_units(bytes >> shift_);
+  }
+
+  // The lowest class all of whose blocks hold `units`: the request rounded up to a class
+  // boundary. Empty when that rounding would overflow (only the own class can then fit).
+  static std::optional<size_class> good_fit_class(std::size_t units) noexcept {
+    if (units < sl_count) {
+      return class_of_units(units);
+    }
+    std::size_t const slack = (std::size_t{1} << (log2_floor(units) - sl_log2)) - 1;
+    if (units > std::numeric_limits<std::size_t>::max() - slack) {
+      return std::nullopt;
+    }
+    return class_of_units(units + slack);
+  }
+
+  // Lowest non-empty class >= c, by two bit scans.
+  [[nodiscard]] std::optional<size_class> nonempty_class_from(size_class c) const noexcept {
+    std::uint32_t const sl_map = sl_bitmap_[c.fl] & (~std::uint32_t{0} << c.sl);
+    if (sl_map != 0) {
+      return size_class{c.fl, lowest_bit(sl_map)};
+    }
+    if (c.fl + 1 >= fl_count) {
+      return std::nullopt;
+    }
+    std::uint64_t const fl_map = fl_bitmap_ & (~std::uint64_t{0} << (c.fl + 1));
+    if (fl_map == 0) {
+      return std::nullopt;
+    }
+    std::size_t const fl = lowest_bit(fl_map);
+    return size_class{fl, lowest_bit(sl_bitmap_[fl])};
+  }
+
+  [[nodiscard]] index_t find_fit(std::size_t size) const noexcept {
+    std::size_t const units = size >> shift_;
+    if (auto const good = good_fit_class(units)) {
+      if (auto const c = nonempty_class_from(*good)) {
+        return heads_[c->fl][c->sl];
+      }
+    }
+    // Nothing in a class that surely fits: only a block of the request's own class, larger
+    // than the request, can still fit. The scan is confined to that one list.
+    size_class const own = class_of_units(units);
+    for (index_t i = heads_[own.fl][own.sl]; i != nil; i = blocks_[i].next_free) {
+      if (blocks_[i].size >= size) {
+        return i;
+      }
+    }
+    return nil;
+  }
+
+  // Allocates the front `size` bytes of free block idx; strong exception guarantee.
+  std::uintptr_t carve(index_t idx, std::size_t size) {
+    std::size_t const rest = blocks_[idx].size - size;
+    index_t const tail     = rest != 0 ? new_block(blocks_[idx].base + size, rest) : nil;
+    unlink_free(idx);
+    block& b = blocks_[idx];
+    b.free   = false;
+    b.size   = size;
+    free_bytes_ -= size;
+    allocated_bytes_ += size;
+    ++regions_[b.region].allocated_blocks;
+    if (tail != nil) {
+      block& t    = blocks_[tail];
+      t.region    = b.region;
+      t.free      = true;
+      t.prev_phys = idx;
+      t.next_phys = b.next_phys;
+      if (b.next_phys != nil) {
+        blocks_[b.next_phys].prev_phys = tail;
+      }
+      b.next_phys = tail;
+      link_free(tail);
+    }
+    return b.base;
+  }
+
+  // Merges the (unlinked) next neighbour into idx and frees its descriptor.
+  void absorb_next(index_t idx) noexcept {
+    index_t const next = blocks_[idx].next_phys;
+    block& b           = blocks_[idx];
+    b.size += blocks_[next].size;
+    b.next_phys = blocks_[next].next_phys;
+    if (b.next_phys != nil) {
+      blocks_[b.next_phys].prev_phys = idx;
+    }
+    drop_block(next);
+  }
+
+  index_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const {
+    auto const it = by_address_.find(ptr);
+    if (it == by_address_.end()) {
+      throw std::invalid_argument("tlsf_free_list: deallocate of unknown pointer " + hex(ptr) +
+                                  " (size " + std::to_string(size) + ")");
+    }
+    block const& b = blocks_[it->second];
+    if (b.free) {
+      throw std::invalid_argument("tlsf_free_list: double free of pointer " + hex(ptr) + " (size " +
+                                  std::to_string(size) + ")");
+    }
+    if (b.size != size) {
+      throw std::invalid_argument("tlsf_free_list: deallocate of pointer " + hex(ptr) +
+                                  " with size " + std::to_string(size) +
+                                  ", but it was allocated with size " + std::to_string(b.size));
+    }
+    return it->second;
+  }
+
+  void link_free(index_t idx) noexcept {
+    size_class const c     = class_of_size(blocks_[idx].size);
+    index_t& head          = heads_[c.fl][c.sl];
+    blocks_[idx].prev_free = nil;
+    blocks_[idx].next_free = head;
+    if (head != nil) {
+      blocks_[head].prev_free = idx;
+    }
+    head = idx;
+    sl_bitmap_[c.fl] |= std::uint32_t{1} << c.sl;
+    fl_bitmap_ |= std::uint64_t{1} << c.fl;
+    ++num_free_blocks_;
+  }
+
+  void unlink_free(index_t idx) noexcept {
+    size_class const c = class_of_size(blocks_[idx].size);
+    block const& b     = blocks_[idx];
+    if (b.prev_free != nil) {
+      blocks_[b.prev_free].next_free = b.next_free;
+    } else {
+      heads_[c.fl][c.sl] = b.next_free;
+    }
+    if (b.next_free != nil) {
+      blocks_[b.next_free].prev_free = b.prev_free;
+    }
+    if (heads_[c.fl][c.sl] == nil) {
+      sl_bitmap_[c.fl] &= ~(std::uint32_t{1} << c.sl);
+      if (sl_bitmap_[c.fl] == 0) {
+        fl_bitmap_ &= ~(std::uint64_t{1} << c.fl);
+      }
+    }
+    --num_free_blocks_;
+  }
+
+  // A descriptor for [base, base + size) registered in the address map; strong guarantee.
+  index_t new_block(std::uintptr_t base, std::size_t size) {
+    index_t idx = spare_blocks_;
+    if (idx != nil) {
+      spare_blocks_ = blocks_[idx].next_free;
+    } else {
+      if (blocks_.size() >= nil) {
+        throw std::length_error("tlsf_free_list: too many blocks");
+      }
+      blocks_.emplace_back();
+      idx = static_cast<index_t>(blocks_.size() - 1);
+    }
+    try {
+      by_address_.emplace(base, idx);
+    } catch (...) {
+      blocks_[idx].next_free = spare_blocks_;
+      spare_blocks_          = idx;
+      throw;
+    }
+    blocks_[idx]      = block{};
+    blocks_[idx].base = base;
+    blocks_[idx].size = size;
+    return idx;
+  }
+
+  void drop_block(index_t idx) noexcept {
+    by_address_.erase(blocks_[idx].base);
+    blocks_[idx]           = block{};
+    blocks_[idx].next_free = spare_blocks_;
+    spare_blocks_          = idx;
+  }
+
+  region_id acquire_region() {
+    if (spare_regions_ != no_region) {
+      region_id const rid = spare_regions_;
+      spare_regions_      = regions_[rid].next_spare;
+      return rid;
+    }
+    regions_.emplace_back();
+    return regions_.size() - 1;
+  }
+
+  void release_region(region_id rid) noexcept {
+    regions_[rid]            = region{};
+    regions_[rid].next_spare = spare_regions_;
+    spare_regions_           = rid;
+  }
+
+  void remove_free_region(region_id rid) noexcept {
+    region const r = regions_[rid];
+    unlink_free(r.first_block);
+    drop_block(r.first_block);
+    region_map_.erase(r.base);
+    release_region(rid);
+    free_bytes_ -= r.size;
+    total_bytes_ -= r.size;
+  }
+
+  void check_size(char const* what, std::size_t size) const {
+    if (size == 0 || (size & (granularity_ - 1)) != 0) {
+      throw std::invalid_argument(std::string{"tlsf_free_list: "} + what + " size " +
+                                  std::to_string(size) + " is not a non-zero multiple of " +
+                                  std::to_string(granularity_));
+    }
+  }
+
+  void check_new_region(std::uintptr_t base, std::size_t size) const {
+    check_size("insert_region", size);
+    std::string const range = "[" + hex(base) + ", +" + std::to_string(size) + ")";
+    if ((base & (granularity_ - 1)) != 0) {
+      throw std::invalid_argument("tlsf_free_list: region " + range + " base is not aligned to " +
+                                  std::to_string(granularity_));
+    }
+    if (size > std::numeric_limits<std::uintptr_t>::max() - base) {
+      throw std::invalid_argument("tlsf_free_list: region " + range + " wraps around");
+    }
+    auto const next = region_map_.lower_bound(base);
+    bool overlaps   = next != region_map_.end() && next->first < base + size;
+    if (next != region_map_.begin()) {
+      region const& prev = regions_[std::prev(next)->second];
+      overlaps           = overlaps || prev.base + prev.size > base;
+    }
+    if (overlaps) {
+      throw std::invalid_argument("tlsf_free_list: region " + range +
+                                  " overlaps a region already inserted");
+    }
+  }
+
+  static std::string hex(std::uintptr_t v) {
+    char buf[2 + 16];
+    std::size_t n = sizeof(buf);
+    do {
+      buf[--n] = "0123456789abcdef"[v & 0xFU];
+      v >>= 4U;
+    } while (v != 0);
+    buf[--n] = 'x';
+    buf[--n] = '0';
+    return std::string(buf + n, sizeof(buf) - n);
+  }
+
+  // The message is built only on failure: validate() runs after every step of the tests.
+  static void expect(bool ok, char const* what) {
+    if (!ok) {
+      throw std::logic_error(std::string{"tlsf_free_list::validate: "} + what);
+    }
+  }
+  static void expect(bool ok, char const* what, std::uintptr_t at) {
+    if (!ok) {
+      expect(false, (std::string{what} + " (at " + hex(at) + ")").c_str());
+    }
+  }
+
+  void validate_regions() const {
+    std::uintptr_t prev_end = 0;
+    std::size_t blocks = 0, free_blocks = 0, free_bytes = 0, total = 0;
+    for (auto const& [base, rid] : region_map_) {
+      region const& r = regions_[rid];
+      expect(r.live && r.base == base, "region map entry is stale", base);
+      expect(base >= prev_end, "regions overlap", base);
+      prev_end = r.base + r.size;
+      total += r.size;
+      std::uintptr_t cursor = r.base;
+      std::size_t allocated = 0;
+      index_t prev          = nil;
+      for (index_t i = r.first_block; i != nil; prev = i, i = blocks_[i].next_phys) {
+        block const& b = blocks_[i];
+        expect(b.base == cursor, "block does not start where its predecessor ends", b.base);
+        expect(b.size != 0 && (b.size & (granularity_ - 1)) == 0, "block has a bad size", b.base);
+        expect(b.region == rid && b.prev_phys == prev, "block has bad links", b.base);
+        auto const it = by_address_.find(b.base);
+        expect(it != by_address_.end() && it->second == i, "block not in the address map", b.base);
+        expect(!(b.free && prev != nil && blocks_[prev].free), "block is not coalesced", b.base);
+        cursor += b.size;
+        ++blocks;
+        if (b.free) {
+          ++free_blocks;
+          free_bytes += b.size;
+        } else {
+          ++allocated;
+        }
+      }
+      expect(cursor == r.base + r.size, "blocks do not cover their region", base);
+      expect(allocated == r.allocated_blocks, "allocated count of region is off", base);
+    }
+    std::size_t live_regions = 0;
+    for (region const& r : regions_) {
+      live_regions += r.live ? 1U : 0U;
+    }
+    expect(live_regions == region_map_.size(), "live regions missing from the region map");
+    expect(blocks == by_address_.size(), "address map holds blocks outside regions");
+    expect(free_blocks == num_free_blocks_, "free block count is off");
+    expect(free_bytes == free_bytes_, "free byte count is off");
+    expect(total == total_bytes_ && total == free_bytes_ + allocated_bytes_, "byte totals");
+  }
+
+  void validate_free_lists() const {
+    std::size_t listed = 0;
+    for (std::size_t fl = 0; fl < fl_count; ++fl) {
+      for (std::size_t sl = 0; sl < sl_count; ++sl) {
+        index_t const head = heads_[fl][sl];
+        bool const bit     = ((sl_bitmap_[fl] >> sl) & 1U) != 0;
+        expect(bit == (head != nil), "second-level bitmap disagrees with list emptiness");
+        index_t prev = nil;
+        for (index_t i = head; i != nil; prev = i, i = blocks_[i].next_free) {
+          size_class const c = class_of_size(blocks_[i].size);
+          expect(blocks_[i].free && blocks_[i].prev_free == prev, "free list link is bad");
+          expect(c.fl == fl && c.sl == sl, "block in wrong class", blocks_[i].base);
+          ++listed;
+        }
+      }
+      bool const bit = ((fl_bitmap_ >> fl) & 1U) != 0;
+      expect(bit == (sl_bitmap_[fl] != 0), "first-level bitmap disagrees with second level");
+    }
+    expect(fl_bitmap_ >> fl_count == 0, "first-level bitmap has bits beyond the last class");
+    expect(listed == num_free_blocks_, "free lists do not hold every free block exactly once");
+  }
+
+  std::size_t granularity_;
+  std::size_t shift_{};
+  std::vector<block> blocks_;
+  index_t spare_blocks_{nil};
+  std::unordered_map<std::uintptr_t, index_t> by_address_;  // every block, free or not
+  std::vector<region> regions_;
+  region_id spare_regions_{no_region};
+  std::map<std::uintptr_t, region_id> region_map_;  // by base: overlap checks, ordered output
+  std::array<std::array<index_t, sl_count>, fl_count> heads_{};
+  std::array<std::uint32_t, fl_count> sl_bitmap_{};
+  std::uint64_t fl_bitmap_{};
+  std::size_t free_bytes_{};
+  std::size_t allocated_bytes_{};
+  std::size_t total_bytes_{};
+  std::size_t num_free_blocks_{};
+};
+
+}  // namespace rmm::mr::detail

@@ -1,0 +1,530 @@
+/**
+ * @file address_ordered_free_list_tests.cpp
+ * @brief Tests of rmm::mr::detail::address_ordered_free_list: edge cases, misuse errors, and
+ * randomised operation sequences checked step by step against a naive reference model.
+ */
+#include <rmm/mr/detail/address_ordered_free_list.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using rmm::mr::detail::address_ordered_free_list;
+using range = std::pair<std::uintptr_t, std::size_t>;
+
+constexpr std::size_t MAX = std::numeric_limits<std::size_t>::max();
+
+std::string hex(std::uintptr_t v) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), "0123456789abcdef"[v & 0xFU]);
+    v >>= 4U;
+  } while (v != 0);
+  return "0x" + digits;
+}
+
+// Naive model: free ranges in an ordered map, first fit by a linear scan.
+class reference_model {
+ public:
+  // True if [p, p + n) may be inserted: touches no free byte and no boundary lies inside.
+  [[nodiscard]] bool insertable(std::uintptr_t p, std::size_t n) const {
+    for (auto const& [b, s] : free_) {
+      if (b < p + n && p < b + s) {
+        return false;
+      }
+    }
+    auto const inner = bounds_.upper_bound(p);
+    return inner == bounds_.end() || inner->first >= p + n;
+  }
+
+  void insert(std::uintptr_t p, std::size_t n) {
+    auto it = free_.emplace(p, n).first;
+    if (auto next = std::next(it); next != free_.end() && joinable(*it, *next)) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      if (auto prev = std::prev(it); joinable(*prev, *it)) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  std::optional<std::uintptr_t> first_fit(std::size_t n) {
+    for (auto const& [b, s] : free_) {
+      if (s >= n) {
+        std::uintptr_t const base = b;
+        remove_range(base, n);
+        return base;
+      }
+    }
+    return std::nullopt;
+  }
+
+  [[nodiscard]] bool contains(std::uintptr_t p, std::size_t n) const {
+    for (auto const& [b, s] : free_) {
+      if (b <= p && p + n <= b + s) {
+        return n != 0;
+      }
+    }
+    return false;
+  }
+
+  void remove_range(std::uintptr_t p, std::size_t n) {
+    auto it           = std::prev(free_.upper_bound(p));
+    auto const [b, s] = *it;
+    free_.erase(it);
+    if (b < p) {
+      free_.emplace(b, p - b);
+    }
+    if (p + n < b + s) {
+      free_.emplace(p + n, b + s - (p + n));
+    }
+  }
+
+  void add_boundary(std::uintptr_t a) {
+    if (bounds_[a]++ != 0) {
+      return;
+    }
+    for (auto const& [b, s] : free_) {
+      if (b < a && a < b + s) {
+        std::size_t const tail = b + s - a;
+        free_[b]               = a - b;
+        free_.emplace(a, tail);
+        return;
+      }
+    }
+  }
+
+  void remove_boundary(std::uintptr_t a) {
+    if (--bounds_.at(a) != 0) {
+      return;
+    }
+    bounds_.erase(a);
+    auto const hi = free_.find(a);
+    if (hi == free_.end() || hi == free_.begin()) {
+      return;
+    }
+    auto const lo = std::prev(hi);
+    if (lo->first + lo->second == a) {
+      lo->second += hi->second;
+      free_.erase(hi);
+    }
+  }
+
+  [[nodiscard]] std::vector<range> blocks() const { return {free_.begin(), free_.end()}; }
+  [[nodiscard]] std::map<std::uintptr_t, std::size_t> const& bounds() const { return bounds_; }
+
+  [[nodiscard]] std::size_t bytes() const {
+    std::size_t n = 0;
+    for (auto const& [b, s] : free_) {
+      n += s;
+    }
+    return n;
+  }
+
+  [[nodiscard]] std::size_t largest() const {
+    std::size_t m = 0;
+    for (auto const& [b, s] : free_) {
+      m = s > m ? s : m;
+    }
+    return m;
+  }
+
+ private:
+  template <typename P>
+  bool joinable(P const& lo, P const& hi) const {
+    return lo.first + lo.second == hi.first && bounds_.count(hi.first) == 0;
+  }
+
+  std::map<std::uintptr_t, std::size_t> free_;
+  std::map<std::uintptr_t, std::size_t> bounds_;
+};
+
+void check_agrees(address_ordered_free_list const& list, reference_model const& model) {
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(list.blocks() == model.blocks());
+  REQUIRE(list.free_bytes() == model.bytes());
+  REQUIRE(list.largest_free_block() == model.largest());
+  REQUIRE(list.size() == model.blocks().size());
+  REQUIRE(list.num_boundaries() == model.bounds().size());
+}
+
+template <typename F>
+void require_invalid_argument(F&& f, std::vector<std::string> const& fragments) {
+  bool threw = false;
+  try {
+    f();
+  } catch (std::invalid_argument const& e) {
+    threw = true;
+    std::string const msg{e.what()};
+    for (auto const& frag : fragments) {
+      INFO("message: " << msg);
+      REQUIRE(msg.find(frag) != std::string::npos);
+    }
+  }
+  REQUIRE(threw);
+}
+
+// One random operation sequence over an arena of `granules` granules. Every granule is either
+// free (in the list) or held by the test; held ranges are what the test may insert.
+class random_run {
+ public:
+  random_run(std::size_t granularity, std::size_t granules, std::uint64_t seed)
+      : list_{granularity, seed}, g_{granularity}, rng_{seed}, size_{granules * granularity} {
+    held_.emplace(base_, size_);
+  }
+
+  void run(int steps) {
+    for (int i = 0; i < steps; ++i) {
+      step();
+      check_agrees(list_, model_);
+    }
+  }
+
+ private:
+  std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
+
+  void step() {
+    std::size_t const dice = pick(100);
+    if (dice < 40) {
+      insert_some();
+    } else if (dice < 75) {
+      allocate();
+    } else if (dice < 82) {
+      remove_some();
+    } else if (dice < 88) {
+      toggle_boundary();
+    } else if (dice < 94) {
+      query();
+    } else {
+      misuse();
+    }
+  }
+
+  // A random granule-aligned sub-range of [b, b + s).
+  range sub_range(std::uintptr_t b, std::size_t s) {
+    std::size_t const units = s / g_;
+    std::size_t const first = pick(units);
+    std::size_t const len   = 1 + pick(std::min<std::size_t>(units - first, 1 + pick(64)));
+    return {b + first * g_, len * g_};
+  }
+
+  void insert_some() {
+    if (held_.empty()) {
+      return;
+    }
+    auto it           = std::next(held_.begin(), static_cast<std::ptrdiff_t>(pick(held_.size())));
+    auto const [p, n] = sub_range(it->first, it->second);
+    if (!model_.insertable(p, n)) {  // crosses a boundary
+      require_invalid_argument([&, p = p, n = n] { list_.insert(p, n); }, {hex(p), "boundary"});
+      return;
+    }
+    list_.insert(p, n);
+    model_.insert(p, n);
+    unhold(it, p, n);
+  }
+
+  void allocate() {
+    std::size_t const n = g_ * (pick(8) == 0 ? 1 + pick(512) : 1 + pick(24));
+    auto const got      = list_.allocate_first_fit(n);
+    REQUIRE(got == model_.first_fit(n));
+    if (got) {
+      hold(*got, n);
+    }
+  }
+
+  void remove_some() {
+    auto const blocks = model_.blocks();
+    if (blocks.empty()) {
+      return;
+    }
+    auto const [b, s] = blocks[pick(blocks.size())];
+    auto const [p, n] = sub_range(b, s);
+    list_.remove_range(p, n);
+    model_.remove_range(p, n);
+    hold(p, n);
+  }
+
+  void toggle_boundary() {
+    auto const& bounds = model_.bounds();
+    if (!bounds.empty() && pick(2) == 0) {
+      auto const a =
+          std::next(bounds.begin(), static_cast<std::ptrdiff_t>(pick(bounds.size())))->first;
+      list_.remove_boundary(a);
+      model_.remove_boundary(a);
+    } else {
+      std::uintptr_t const a = base_ + g_ * pick(size_ / g_ + 1);
+      list_.add_boundary(a);
+      model_.add_boundary(a);
+    }
+  }
+
+  void query() {
+    auto const [p, n] = sub_range(base_, size_);
+    REQUIRE(list_.contains_range(p, n) == model_.contains(p, n));
+    std::uintptr_t const a = base_ + g_ * pick(size_ / g_ + 1);
+    REQUIRE(list_.is_boundary(a) == (model_.bounds().count(a) != 0));
+  }
+
+  void misuse() {
+    auto const blocks      = model_.blocks();
+    std::size_t const kind = pick(3);
+    if (kind == 0 && !blocks.empty()) {  // double free: overlaps a free block
+      auto const [b, s]      = blocks[pick(blocks.size())];
+      auto const [p, n]      = sub_range(b, s);
+      std::uintptr_t const q = p >= base_ + g_ ? p - g_ : p;
+      require_invalid_argument([&, q = q, n = n] { list_.insert(q, n + g_); }, {hex(q)});
+    } else if (kind == 1) {  // remove a range that is not entirely free
+      auto const [p, n] = sub_range(base_, size_);
+      if (model_.contains(p, n)) {
+        return;
+      }
+      require_invalid_argument([&, p = p, n = n] { list_.remove_range(p, n); }, {hex(p)});
+    } else {
+      std::uintptr_t const a = base_ + g_ * pick(size_ / g_ + 1);
+      if (model_.bounds().count(a) != 0) {
+        return;
+      }
+      require_invalid_argument([&] { list_.remove_boundary(a); }, {hex(a)});
+    }
+  }
+
+  void hold(std::uintptr_t p, std::size_t n) {
+    auto it = held_.emplace(p, n).first;
+    if (auto next = std::next(it); next != held_.end() && p + n == next->first) {
+      it->second += next->second;
+      held_.erase(next);
+    }
+    if (it != held_.begin()) {
+      if (auto prev = std::prev(it); prev->first + prev->second == p) {
+        prev->second += it->second;
+        held_.erase(it);
+      }
+    }
+  }
+
+  void unhold(std::map<std::uintptr_t, std::size_t>::iterator it, std::uintptr_t p, std::size_t n) {
+    auto const [b, s] = *it;
+    held_.erase(it);
+    if (b < p) {
+      held_.emplace(b, p - b);
+    }
+    if (p + n < b + s) {
+      held_.emplace(p + n, b + s - (p + n));
+    }
+  }
+
+  address_ordered_free_list list_;
+  reference_model model_;
+  std::size_t g_;
+  std::mt19937_64 rng_;
+  std::uintptr_t base_{0x7f0000000000ULL};
+  std::size_t size_;
+  std::map<std::uintptr_t, std::size_t> held_;
+};
+
+}  // namespace
+
+TEST_CASE("address_ordered_free_list rejects a bad granularity", "[detail]") {
+  require_invalid_argument([] { address_ordered_free_list l{0}; }, {"0"});
+  require_invalid_argument([] { address_ordered_free_list l{48}; }, {"48"});
+  REQUIRE(address_ordered_free_list{}.granularity() == 1);
+}
+
+TEST_CASE("address_ordered_free_list starts empty", "[detail]") {
+  address_ordered_free_list list{256};
+  REQUIRE(list.empty());
+  REQUIRE(list.free_bytes() == 0);
+  REQUIRE(list.largest_free_block() == 0);
+  REQUIRE_FALSE(list.allocate_first_fit(256).has_value());
+  REQUIRE_FALSE(list.contains_range(0, 256));
+  REQUIRE(list.blocks().empty());
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list validates its arguments", "[detail]") {
+  address_ordered_free_list list{256};
+  list.insert(0x1000, 0x1000);
+  require_invalid_argument([&] { list.insert(0x8000, 0); }, {"size 0"});
+  require_invalid_argument([&] { list.insert(0x8000, 100); }, {"size 100"});
+  require_invalid_argument([&] { list.insert(0x8010, 256); }, {"0x8010"});
+  require_invalid_argument([&] { list.insert(MAX - 255, 256); }, {"wraps"});
+  require_invalid_argument([&] { static_cast<void>(list.allocate_first_fit(0)); }, {"size 0"});
+  require_invalid_argument([&] { static_cast<void>(list.allocate_first_fit(3)); }, {"size 3"});
+  require_invalid_argument([&] { list.add_boundary(0x1001); }, {"0x1001"});
+  require_invalid_argument([&] { list.remove_boundary(0x1000); }, {"0x1000", "not a boundary"});
+  // Double frees: overlapping the free block in any way.
+  for (auto const& [p, n] : std::vector<range>{
+           {0x1000, 0x1000}, {0x1800, 0x100}, {0x800, 0x900}, {0x1f00, 0x200}, {0x0, 0x4000}}) {
+    require_invalid_argument([&, p = p, n = n] { list.insert(p, n); }, {hex(p), "overlaps"});
+  }
+  require_invalid_argument([&] { list.remove_range(0x1f00, 0x200); }, {"0x1f00", "not entirely"});
+  require_invalid_argument([&] { list.remove_range(0x3000, 0x100); }, {"0x3000"});
+  REQUIRE(list.blocks() == std::vector<range>{{0x1000, 0x1000}});
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list coalesces on insert", "[detail]") {
+  address_ordered_free_list list{16};
+  list.insert(0x100, 0x10);
+  list.insert(0x130, 0x10);
+  REQUIRE(list.size() == 2);
+  list.insert(0x110, 0x10);  // joins the previous block
+  REQUIRE(list.blocks() == std::vector<range>{{0x100, 0x20}, {0x130, 0x10}});
+  list.insert(0x140, 0x10);  // joins the block before it
+  list.insert(0xf0, 0x10);   // joins the next block
+  REQUIRE(list.blocks() == std::vector<range>{{0xf0, 0x30}, {0x130, 0x20}});
+  list.insert(0x120, 0x10);  // joins both
+  REQUIRE(list.blocks() == std::vector<range>{{0xf0, 0x60}});
+  REQUIRE(list.free_bytes() == 0x60);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list allocates the lowest-addressed fit", "[detail]") {
+  address_ordered_free_list list{1};
+  list.insert(0x1000, 0x100);
+  list.insert(0x2000, 0x1000);
+  list.insert(0x4000, 0x200);
+  REQUIRE(list.largest_free_block() == 0x1000);
+  REQUIRE(list.allocate_first_fit(0x200) == std::optional<std::uintptr_t>{0x2000});  // not 0x4000
+  REQUIRE(list.allocate_first_fit(0x100) == std::optional<std::uintptr_t>{0x1000});  // exact
+  REQUIRE(list.blocks() == std::vector<range>{{0x2200, 0xe00}, {0x4000, 0x200}});
+  REQUIRE_FALSE(list.allocate_first_fit(0xe01).has_value());
+  REQUIRE(list.allocate_first_fit(0xe00) == std::optional<std::uintptr_t>{0x2200});
+  REQUIRE(list.largest_free_block() == 0x200);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list never merges across a boundary", "[detail]") {
+  address_ordered_free_list list{16};
+  list.add_boundary(0x200);
+  list.insert(0x100, 0x100);
+  list.insert(0x200, 0x100);
+  REQUIRE(list.size() == 2);
+  REQUIRE_FALSE(list.allocate_first_fit(0x200).has_value());
+  require_invalid_argument([&] { list.insert(0x1f0, 0x20); }, {"0x1f0"});
+
+  SECTION("removing the boundary merges the blocks") {
+    list.remove_boundary(0x200);
+    REQUIRE(list.blocks() == std::vector<range>{{0x100, 0x200}});
+  }
+  SECTION("boundaries are reference counted") {
+    list.add_boundary(0x200);
+    list.remove_boundary(0x200);
+    REQUIRE(list.is_boundary(0x200));
+    REQUIRE(list.size() == 2);
+    list.remove_boundary(0x200);
+    REQUIRE_FALSE(list.is_boundary(0x200));
+    REQUIRE(list.size() == 1);
+  }
+  SECTION("adding a boundary splits the block that spans it") {
+    list.add_boundary(0x180);
+    REQUIRE(list.blocks() == std::vector<range>{{0x100, 0x80}, {0x180, 0x80}, {0x200, 0x100}});
+    REQUIRE(list.largest_free_block() == 0x100);
+  }
+  SECTION("an insert may not cross a boundary") {
+    list.add_boundary(0x400);
+    require_invalid_argument([&] { list.insert(0x3f0, 0x20); }, {"0x3f0", "boundary at 0x400"});
+    REQUIRE_NOTHROW(list.insert(0x300, 0x100));  // ends at it: fine
+    REQUIRE_NOTHROW(list.insert(0x400, 0x100));  // starts at it: fine
+    REQUIRE(list.size() == 3);
+  }
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list removes ranges", "[detail]") {
+  address_ordered_free_list list{16};
+  list.insert(0x1000, 0x100);
+  REQUIRE(list.contains_range(0x1000, 0x100));
+  REQUIRE(list.contains_range(0x1040, 0x40));
+  REQUIRE_FALSE(list.contains_range(0x1040, 0xd0));
+  REQUIRE_FALSE(list.contains_range(0x1000, 0));
+  list.remove_range(0x1040, 0x40);  // middle
+  REQUIRE(list.blocks() == std::vector<range>{{0x1000, 0x40}, {0x1080, 0x80}});
+  list.remove_range(0x1000, 0x10);  // front
+  list.remove_range(0x10f0, 0x10);  // back
+  REQUIRE(list.blocks() == std::vector<range>{{0x1010, 0x30}, {0x1080, 0x70}});
+  list.remove_range(0x1010, 0x30);  // whole
+  REQUIRE(list.blocks() == std::vector<range>{{0x1080, 0x70}});
+  REQUIRE(list.free_bytes() == 0x70);
+  list.insert(0x1000, 0x80);  // gives back the rest: one block again
+  list.insert(0x10f0, 0x10);
+  REQUIRE(list.blocks() == std::vector<range>{{0x1000, 0x100}});
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list handles the ends of the address space", "[detail]") {
+  address_ordered_free_list list{1};
+  list.insert(0, 16);
+  list.insert(MAX - 16, 16);  // ends at 2^64 - 1, the last representable end
+  list.add_boundary(0);
+  list.add_boundary(8);
+  REQUIRE(list.blocks() == std::vector<range>{{0, 8}, {8, 8}, {MAX - 16, 16}});
+  REQUIRE(list.allocate_first_fit(16) == std::optional<std::uintptr_t>{MAX - 16});
+  list.remove_boundary(8);
+  list.remove_boundary(0);
+  REQUIRE(list.blocks() == std::vector<range>{{0, 16}});
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list clears and iterates in address order", "[detail]") {
+  address_ordered_free_list list{1};
+  for (std::uintptr_t p : {0x500U, 0x100U, 0x300U}) {
+    list.insert(p, 0x10);
+  }
+  std::vector<std::uintptr_t> seen;
+  list.for_each([&](std::uintptr_t p, std::size_t s) {
+    REQUIRE(s == 0x10);
+    seen.push_back(p);
+  });
+  REQUIRE(seen == std::vector<std::uintptr_t>{0x100, 0x300, 0x500});
+  list.add_boundary(0x310);
+  list.clear();
+  REQUIRE(list.empty());
+  REQUIRE(list.num_boundaries() == 0);
+  REQUIRE(list.largest_free_block() == 0);
+  list.insert(0x100, 0x10);
+  REQUIRE(list.size() == 1);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list stays fast with many blocks in address order", "[detail]") {
+  // Ascending inserts degenerate an unbalanced tree into a list; the treap must not.
+  constexpr std::size_t n = 100000;
+  address_ordered_free_list list{16};
+  for (std::size_t i = 0; i < n; ++i) {
+    list.insert(0x10000 + i * 0x100, 0x10 + 0x10 * (i % 8));  // gaps: nothing merges
+  }
+  REQUIRE(list.size() == n);
+  REQUIRE(list.largest_free_block() == 0x80);
+  for (std::size_t i = 0; i < n / 8; ++i) {  // each takes the lowest remaining 0x80 block
+    REQUIRE(list.allocate_first_fit(0x80) == std::optional<std::uintptr_t>{0x10700 + i * 0x800});
+  }
+  REQUIRE(list.largest_free_block() == 0x70);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("address_ordered_free_list agrees with a reference model on random sequences",
+          "[detail]") {
+  for (std::uint64_t seed : {1ULL, 2ULL, 3ULL, 0xfeedULL}) {
+    SECTION("granularity 256, seed " + std::to_string(seed)) {
+      random_run{256, 1024, seed}.run(8000);
+    }
+  }
+  SECTION("granularity 1, small arena") { random_run{1, 64, 9}.run(8000); }
+}
