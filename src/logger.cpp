@@ -14,23 +14,24 @@
 namespace rmm {
 namespace {
 
-spdlog::level::level_enum to_spdlog(level_enum level) noexcept
-{
+spdlog::level::level_enum to_spdlog(level_enum level) noexcept {
   return static_cast<spdlog::level::level_enum>(static_cast<int>(level));
 }
 
-level_enum level_from_env() noexcept
-{
+level_enum level_from_env() noexcept {
   char const* text = std::getenv("RMM_LOG_LEVEL");
-  if (text == nullptr) { return level_enum::warn; }
+  if (text == nullptr) {
+    return level_enum::warn;
+  }
   auto const parsed = spdlog::level::from_str(text);
   // from_str returns off for unknown names; only accept "off" when it was asked for.
-  if (parsed == spdlog::level::off && std::string{text} != "off") { return level_enum::warn; }
+  if (parsed == spdlog::level::off && std::string{text} != "off") {
+    return level_enum::warn;
+  }
   return static_cast<level_enum>(static_cast<int>(parsed));
 }
 
-std::shared_ptr<spdlog::logger> make_logger(spdlog::sink_ptr sink, level_enum level)
-{
+std::shared_ptr<spdlog::logger> make_logger(spdlog::sink_ptr sink, level_enum level) {
   auto logger = std::make_shared<spdlog::logger>("RMM", std::move(sink));
   logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%n] [%l] [tid %t] %v");
   logger->set_level(to_spdlog(level));
@@ -42,8 +43,7 @@ struct logger_state {
   std::mutex lock;  // guards replacing `logger`; spdlog's _mt sinks guard writing
   std::shared_ptr<spdlog::logger> logger;
 
-  logger_state()
-  {
+  logger_state() {
     char const* file = std::getenv("RMM_LOG_FILE");
     spdlog::sink_ptr sink;
     if (file != nullptr && *file != '\0') {
@@ -53,25 +53,24 @@ struct logger_state {
         sink = nullptr;  // fall back to stderr rather than fail the first log call
       }
     }
-    if (!sink) { sink = std::make_shared<spdlog::sinks::stderr_sink_mt>(); }
+    if (!sink) {
+      sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    }
     logger = make_logger(std::move(sink), level_from_env());
   }
 
-  std::shared_ptr<spdlog::logger> get()
-  {
+  std::shared_ptr<spdlog::logger> get() {
     std::lock_guard<std::mutex> guard{lock};
     return logger;
   }
 };
 
-logger_state& state()
-{
+logger_state& state() {
   static logger_state instance;
   return instance;
 }
 
-void replace_sink(spdlog::sink_ptr sink)
-{
+void replace_sink(spdlog::sink_ptr sink) {
   auto& st = state();
   std::lock_guard<std::mutex> guard{st.lock};
   auto const level = static_cast<level_enum>(static_cast<int>(st.logger->level()));
@@ -81,8 +80,7 @@ void replace_sink(spdlog::sink_ptr sink)
 
 }  // namespace
 
-void log(level_enum level, std::string_view message) noexcept
-{
+void log(level_enum level, std::string_view message) noexcept {
   try {
     state().get()->log(to_spdlog(level), "{}", message);
   } catch (...) {
@@ -92,13 +90,11 @@ void log(level_enum level, std::string_view message) noexcept
 
 void set_log_level(level_enum level) noexcept { state().get()->set_level(to_spdlog(level)); }
 
-level_enum get_log_level() noexcept
-{
+level_enum get_log_level() noexcept {
   return static_cast<level_enum>(static_cast<int>(state().get()->level()));
 }
 
-void set_log_file(std::string const& path)
-{
+void set_log_file(std::string const& path) {
   spdlog::sink_ptr sink;
   try {
     sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
@@ -108,16 +104,14 @@ void set_log_file(std::string const& path)
   replace_sink(std::move(sink));
 }
 
-void set_log_to_stderr() noexcept
-{
+void set_log_to_stderr() noexcept {
   try {
     replace_sink(std::make_shared<spdlog::sinks::stderr_sink_mt>());
   } catch (...) {
   }
 }
 
-void flush_log() noexcept
-{
+void flush_log() noexcept {
   try {
     state().get()->flush();
   } catch (...) {

@@ -4,13 +4,11 @@
 
 #include <cstdint>
 
-TEST_CASE("CUDA_ALLOCATION_ALIGNMENT is 256", "[aligned]")
-{
+TEST_CASE("CUDA_ALLOCATION_ALIGNMENT is 256", "[aligned]") {
   STATIC_REQUIRE(rmm::CUDA_ALLOCATION_ALIGNMENT == 256);
 }
 
-TEST_CASE("is_pow2 and is_supported_alignment", "[aligned]")
-{
+TEST_CASE("is_pow2 and is_supported_alignment", "[aligned]") {
   CHECK_FALSE(rmm::is_pow2(0));
   CHECK(rmm::is_pow2(1));
   CHECK(rmm::is_pow2(256));
@@ -21,8 +19,7 @@ TEST_CASE("is_pow2 and is_supported_alignment", "[aligned]")
   CHECK_FALSE(rmm::is_supported_alignment(3));
 }
 
-TEST_CASE("align_up, align_down and is_aligned", "[aligned]")
-{
+TEST_CASE("align_up, align_down and is_aligned", "[aligned]") {
   for (std::size_t alignment : {1UL, 2UL, 256UL, 4096UL}) {
     for (std::size_t value : {0UL, 1UL, 255UL, 256UL, 257UL, 4095UL, 4097UL, 1000000UL}) {
       auto const up   = rmm::align_up(value, alignment);

@@ -8,8 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-TEST_CASE("device queries", "[gpu][cuda_device]")
-{
+TEST_CASE("device queries", "[gpu][cuda_device]") {
   CHECK(rmm::get_num_cuda_devices() >= 1);
   CHECK(rmm::get_current_cuda_device() == rmm::cuda_device_id{0});
   auto const [free, total] = rmm::available_device_memory();
@@ -24,8 +23,7 @@ TEST_CASE("device queries", "[gpu][cuda_device]")
   CHECK_THROWS_WITH(rmm::percent_of_free_device_memory(-3), Catch::Matchers::Contains("-3"));
 }
 
-TEST_CASE("cuda_set_device_raii restores the device", "[gpu][cuda_device][expected_api_errors]")
-{
+TEST_CASE("cuda_set_device_raii restores the device", "[gpu][cuda_device][expected_api_errors]") {
   auto const before = rmm::get_current_cuda_device();
   {
     rmm::cuda_set_device_raii raii{rmm::cuda_device_id{rmm::get_num_cuda_devices() - 1}};
@@ -37,8 +35,7 @@ TEST_CASE("cuda_set_device_raii restores the device", "[gpu][cuda_device][expect
   CHECK(rmm::get_current_cuda_device() == before);
 }
 
-TEST_CASE("cuda_stream owns, moves and synchronises a stream", "[gpu][cuda_stream]")
-{
+TEST_CASE("cuda_stream owns, moves and synchronises a stream", "[gpu][cuda_stream]") {
   STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<rmm::cuda_stream>);
   STATIC_REQUIRE(std::is_nothrow_move_constructible_v<rmm::cuda_stream>);
   rmm::cuda_stream a;
@@ -66,16 +63,17 @@ TEST_CASE("cuda_stream owns, moves and synchronises a stream", "[gpu][cuda_strea
   CHECK_NOTHROW(rmm::cuda_stream_per_thread.synchronize());
 }
 
-TEST_CASE("real CUDA failures map to typed errors and clear the error slot", "[gpu][error][expected_api_errors]")
-{
+TEST_CASE("real CUDA failures map to typed errors and clear the error slot",
+          "[gpu][error][expected_api_errors]") {
   void* ptr{nullptr};
   auto const total = rmm::available_device_memory().second;
-  CHECK_THROWS_AS([&] { RMM_CUDA_TRY_ALLOC(cudaMalloc(&ptr, total * 2), total * 2); }(), rmm::out_of_memory);
+  CHECK_THROWS_AS([&] { RMM_CUDA_TRY_ALLOC(cudaMalloc(&ptr, total * 2), total * 2); }(),
+                  rmm::out_of_memory);
   CHECK(cudaGetLastError() == cudaSuccess);
   CHECK_THROWS_WITH([&] { RMM_CUDA_TRY_ALLOC(cudaMalloc(&ptr, total * 2), total * 2); }(),
                     Catch::Matchers::Contains("device 0") &&
-                      Catch::Matchers::Contains(std::to_string(total * 2)) &&
-                      Catch::Matchers::Contains("device free"));
+                        Catch::Matchers::Contains(std::to_string(total * 2)) &&
+                        Catch::Matchers::Contains("device free"));
   CHECK_THROWS_AS([&] { RMM_CUDA_TRY(cudaSetDevice(-5)); }(), rmm::cuda_error);
   CHECK(cudaGetLastError() == cudaSuccess);
 }

@@ -6,8 +6,7 @@
 #include <sstream>
 #include <type_traits>
 
-TEST_CASE("cuda_stream_view is a cheap value type", "[cuda_stream_view]")
-{
+TEST_CASE("cuda_stream_view is a cheap value type", "[cuda_stream_view]") {
   STATIC_REQUIRE(std::is_trivially_copyable_v<rmm::cuda_stream_view>);
   STATIC_REQUIRE_FALSE(std::is_constructible_v<rmm::cuda_stream_view, int>);
   STATIC_REQUIRE_FALSE(std::is_constructible_v<rmm::cuda_stream_view, std::nullptr_t>);
@@ -16,8 +15,7 @@ TEST_CASE("cuda_stream_view is a cheap value type", "[cuda_stream_view]")
   STATIC_REQUIRE(std::is_convertible_v<cuda::stream_ref, rmm::cuda_stream_view>);
 }
 
-TEST_CASE("default, legacy and per-thread streams are told apart", "[cuda_stream_view]")
-{
+TEST_CASE("default, legacy and per-thread streams are told apart", "[cuda_stream_view]") {
   CHECK(rmm::cuda_stream_default.value() == cudaStream_t{});
   CHECK(rmm::cuda_stream_legacy.is_default());
   CHECK_FALSE(rmm::cuda_stream_legacy.is_per_thread_default());
@@ -36,8 +34,7 @@ TEST_CASE("default, legacy and per-thread streams are told apart", "[cuda_stream
   CHECK_FALSE(other.is_per_thread_default());
 }
 
-TEST_CASE("conversions to and from cuda::stream_ref keep the handle", "[cuda_stream_view]")
-{
+TEST_CASE("conversions to and from cuda::stream_ref keep the handle", "[cuda_stream_view]") {
   auto const handle = reinterpret_cast<cudaStream_t>(0x1234);
   rmm::cuda_stream_view const view{handle};
   cuda::stream_ref const ref = view;

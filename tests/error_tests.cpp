@@ -7,8 +7,7 @@
 
 using Catch::Matchers::Contains;
 
-TEST_CASE("exception hierarchy matches the standard types", "[error]")
-{
+TEST_CASE("exception hierarchy matches the standard types", "[error]") {
   STATIC_REQUIRE(std::is_base_of_v<std::logic_error, rmm::logic_error>);
   STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, rmm::cuda_error>);
   STATIC_REQUIRE(std::is_base_of_v<std::bad_alloc, rmm::bad_alloc>);
@@ -17,8 +16,7 @@ TEST_CASE("exception hierarchy matches the standard types", "[error]")
   STATIC_REQUIRE(std::is_base_of_v<std::invalid_argument, rmm::invalid_argument>);
 }
 
-TEST_CASE("bad_alloc and out_of_memory carry their message", "[error]")
-{
+TEST_CASE("bad_alloc and out_of_memory carry their message", "[error]") {
   rmm::bad_alloc const plain{"no luck"};
   CHECK(std::string{plain.what()} == "std::bad_alloc: no luck");
   rmm::out_of_memory const oom{std::string{"asked 42 bytes"}};
@@ -27,8 +25,7 @@ TEST_CASE("bad_alloc and out_of_memory carry their message", "[error]")
   CHECK_THAT(as_std.what(), Contains("out_of_memory"));
 }
 
-TEST_CASE("RMM_EXPECTS throws logic_error with reason and location", "[error]")
-{
+TEST_CASE("RMM_EXPECTS throws logic_error with reason and location", "[error]") {
   int const value = 7;
   CHECK_NOTHROW([&] { RMM_EXPECTS(value == 7, "unused"); }());
   CHECK_THROWS_MATCHES([&] { RMM_EXPECTS(value == 8, "value was " + std::to_string(value)); }(),
@@ -40,29 +37,28 @@ TEST_CASE("RMM_EXPECTS throws logic_error with reason and location", "[error]")
                        }));
 }
 
-TEST_CASE("RMM_EXPECTS and RMM_FAIL honour a custom exception type", "[error]")
-{
+TEST_CASE("RMM_EXPECTS and RMM_FAIL honour a custom exception type", "[error]") {
   CHECK_THROWS_AS([&] { RMM_EXPECTS(false, "range", rmm::out_of_range); }(), rmm::out_of_range);
   CHECK_THROWS_AS([&] { RMM_FAIL("boom"); }(), rmm::logic_error);
   CHECK_THROWS_WITH([&] { RMM_FAIL("boom 13", rmm::invalid_argument); }(), Contains("boom 13"));
   CHECK_THROWS_AS([&] { RMM_FAIL("boom", rmm::invalid_argument); }(), rmm::invalid_argument);
 }
 
-TEST_CASE("RMM_CUDA_TRY names the call and the error", "[error]")
-{
+TEST_CASE("RMM_CUDA_TRY names the call and the error", "[error]") {
   CHECK_NOTHROW([&] { RMM_CUDA_TRY(cudaSuccess); }());
   CHECK_THROWS_AS([&] { RMM_CUDA_TRY(cudaErrorInvalidValue); }(), rmm::cuda_error);
   CHECK_THROWS_WITH([&] { RMM_CUDA_TRY(cudaErrorInvalidValue); }(),
                     Contains("cudaErrorInvalidValue") && Contains("error_tests.cpp"));
-  CHECK_THROWS_AS([&] { RMM_CUDA_TRY(cudaErrorInvalidValue, rmm::logic_error); }(), rmm::logic_error);
+  CHECK_THROWS_AS([&] { RMM_CUDA_TRY(cudaErrorInvalidValue, rmm::logic_error); }(),
+                  rmm::logic_error);
 }
 
-TEST_CASE("RMM_CUDA_TRY_ALLOC maps out-of-memory to out_of_memory", "[error]")
-{
-  CHECK_THROWS_AS([&] { RMM_CUDA_TRY_ALLOC(cudaErrorMemoryAllocation, 123456); }(), rmm::out_of_memory);
+TEST_CASE("RMM_CUDA_TRY_ALLOC maps out-of-memory to out_of_memory", "[error]") {
+  CHECK_THROWS_AS([&] { RMM_CUDA_TRY_ALLOC(cudaErrorMemoryAllocation, 123456); }(),
+                  rmm::out_of_memory);
   CHECK_THROWS_WITH([&] { RMM_CUDA_TRY_ALLOC(cudaErrorMemoryAllocation, 123456); }(),
                     Contains("out_of_memory") && Contains("requested 123456 bytes") &&
-                      Contains("cudaErrorMemoryAllocation"));
+                        Contains("cudaErrorMemoryAllocation"));
   // Any other failure is a bad_alloc that is not an out_of_memory.
   try {
     RMM_CUDA_TRY_ALLOC(cudaErrorInvalidValue, 64);

@@ -8,8 +8,8 @@
 #include <rmm/mr/per_device_resource.hpp>
 #include <rmm/process_is_exiting.hpp>
 
-#include <cuda/memory_resource>
 #include <cuda_runtime_api.h>
+#include <cuda/memory_resource>
 
 #include <cstdio>
 #include <cstdlib>
@@ -17,22 +17,23 @@
 
 namespace {
 
-constexpr int pass                        = 0;
-constexpr int fail_destructor_never_ran   = 3;
-constexpr int fail_flag_set_before_exit   = 4;
-constexpr int fail_destructor_would_call  = 5;
-constexpr int fail_setup                  = 6;
+constexpr int pass                       = 0;
+constexpr int fail_destructor_never_ran  = 3;
+constexpr int fail_flag_set_before_exit  = 4;
+constexpr int fail_destructor_would_call = 5;
+constexpr int fail_setup                 = 6;
 
 struct device_buffer_state {
   void* ptr{nullptr};
-  explicit device_buffer_state(bool have_gpu)
-  {
-    if (have_gpu) { RMM_CUDA_TRY(cudaMalloc(&ptr, 1 << 20)); }
+  explicit device_buffer_state(bool have_gpu) {
+    if (have_gpu) {
+      RMM_CUDA_TRY(cudaMalloc(&ptr, 1 << 20));
+    }
   }
-  ~device_buffer_state()
-  {
+  ~device_buffer_state() {
     if (rmm::process_is_exiting()) {
-      std::printf("process_is_exiting_test: destructor ran during exit and skipped cudaFree: PASS\n");
+      std::printf(
+          "process_is_exiting_test: destructor ran during exit and skipped cudaFree: PASS\n");
       std::fflush(stdout);
       std::_Exit(pass);
     }
@@ -45,7 +46,8 @@ struct device_buffer_state {
 // A resource whose only state is a device buffer it frees on destruction.
 class exit_probe_resource {
  public:
-  explicit exit_probe_resource(bool have_gpu) : state_{std::make_shared<device_buffer_state>(have_gpu)} {}
+  explicit exit_probe_resource(bool have_gpu)
+      : state_{std::make_shared<device_buffer_state>(have_gpu)} {}
   void* allocate(cuda::stream_ref, std::size_t, std::size_t) { return nullptr; }
   void deallocate(cuda::stream_ref, void*, std::size_t, std::size_t) noexcept {}
   void* allocate_sync(std::size_t, std::size_t) { return nullptr; }
@@ -60,16 +62,16 @@ class exit_probe_resource {
 
 }  // namespace
 
-int main()
-{
+int main() {
   try {
     int count     = 0;
     bool have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     rmm::detail::clear_last_cuda_error();
     if (have_gpu) {
       static_cast<void>(rmm::mr::set_current_device_resource(exit_probe_resource{true}));
-      std::printf("process_is_exiting_test: probe with a 1 MiB device buffer set through "
-                  "set_current_device_resource\n");
+      std::printf(
+          "process_is_exiting_test: probe with a 1 MiB device buffer set through "
+          "set_current_device_resource\n");
     } else {
       // Without a GPU the public setters refuse every device id, so the probe goes straight into
       // the registry's storage; the exit mechanism under test is the same.
@@ -80,7 +82,9 @@ int main()
     std::printf("process_is_exiting_test: setup failed: %s\n", e.what());
     return fail_setup;
   }
-  if (rmm::process_is_exiting()) { return fail_flag_set_before_exit; }
+  if (rmm::process_is_exiting()) {
+    return fail_flag_set_before_exit;
+  }
   std::fflush(stdout);
   return fail_destructor_never_ran;
 }

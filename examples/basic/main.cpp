@@ -16,8 +16,7 @@
 
 namespace {
 
-int run()
-{
+int run() {
   auto const [free_bytes, total_bytes] = rmm::available_device_memory();
   std::printf("device %d: %zu of %zu MiB free\n",
               rmm::get_current_cuda_device().value(),
@@ -56,15 +55,15 @@ int run()
 
 }  // namespace
 
-int main()
-{
+int main() {
   if (rmm::get_num_cuda_devices() == 0) {
-    int count = 0;
+    int count                = 0;
     cudaError_t const status = cudaGetDeviceCount(&count);
-    std::printf("rmm demo: no CUDA device is available on this machine (cudaGetDeviceCount: %s).\n"
-                "The library built and linked; run this demo on a machine with a GPU to see it "
-                "allocate.\n",
-                cudaGetErrorString(status));
+    std::printf(
+        "rmm demo: no CUDA device is available on this machine (cudaGetDeviceCount: %s).\n"
+        "The library built and linked; run this demo on a machine with a GPU to see it "
+        "allocate.\n",
+        cudaGetErrorString(status));
     return 0;
   }
   try {

@@ -7,8 +7,8 @@
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/error.hpp>
 
-#include <cuda/stream_ref>
 #include <cuda_runtime_api.h>
+#include <cuda/stream_ref>
 
 #include <utility>
 

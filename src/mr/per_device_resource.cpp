@@ -15,8 +15,7 @@ namespace {
 // Constant-initialised and trivially destructible: readable at any point of exit.
 std::atomic<bool> exiting_flag{false};
 
-extern "C" void mark_process_exiting() noexcept
-{
+extern "C" void mark_process_exiting() noexcept {
   exiting_flag.store(true, std::memory_order_release);
 }
 
@@ -26,8 +25,7 @@ struct registry {
   std::map<int, mr::detail::any_device_resource> resources;
 };
 
-registry& get_registry()
-{
+registry& get_registry() {
   // atexit handlers and static destructors run in reverse order of registration. The handler is
   // registered right after the storage is constructed, so it runs before the storage (and the
   // resources in it) is destroyed: their destructors see process_is_exiting() == true.
@@ -45,8 +43,7 @@ bool process_is_exiting() noexcept { return exiting_flag.load(std::memory_order_
 
 namespace mr::detail {
 
-device_async_resource_ref registry_get(int device_index)
-{
+device_async_resource_ref registry_get(int device_index) {
   auto& reg = get_registry();
   std::lock_guard<std::mutex> guard{reg.lock};
   auto found = reg.resources.find(device_index);
@@ -56,8 +53,7 @@ device_async_resource_ref registry_get(int device_index)
   return device_async_resource_ref{found->second};
 }
 
-any_device_resource registry_set(int device_index, any_device_resource new_resource)
-{
+any_device_resource registry_set(int device_index, any_device_resource new_resource) {
   auto& reg = get_registry();
   std::lock_guard<std::mutex> guard{reg.lock};
   auto found = reg.resources.find(device_index);
@@ -68,8 +64,7 @@ any_device_resource registry_set(int device_index, any_device_resource new_resou
   return std::exchange(found->second, std::move(new_resource));
 }
 
-int registry_device_count() noexcept
-{
+int registry_device_count() noexcept {
   static int const count = get_num_cuda_devices();
   return count;
 }

@@ -18,27 +18,24 @@ struct call_log {
   cudaStream_t last_stream{};
 };
 
-void* allocate_cb(std::size_t bytes, rmm::cuda_stream_view stream, void* arg)
-{
-  auto* log        = static_cast<call_log*>(arg);
+void* allocate_cb(std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+  auto* log = static_cast<call_log*>(arg);
   log->allocations += 1;
   log->last_bytes  = bytes;
   log->last_stream = stream.value();
   return bytes == 0 ? nullptr : std::aligned_alloc(256, rmm::align_up(bytes, 256));
 }
 
-void deallocate_cb(void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg)
-{
-  auto* log          = static_cast<call_log*>(arg);
+void deallocate_cb(void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+  auto* log = static_cast<call_log*>(arg);
   log->deallocations += 1;
-  log->last_bytes    = bytes;
-  log->last_stream   = stream.value();
+  log->last_bytes  = bytes;
+  log->last_stream = stream.value();
   std::free(ptr);
 }
 }  // namespace
 
-TEST_CASE("callback_memory_resource forwards size, stream and argument", "[callback]")
-{
+TEST_CASE("callback_memory_resource forwards size, stream and argument", "[callback]") {
   call_log alloc_log;
   call_log free_log;
   rmm::mr::callback_memory_resource mr{allocate_cb, deallocate_cb, &alloc_log, &free_log};
@@ -55,8 +52,7 @@ TEST_CASE("callback_memory_resource forwards size, stream and argument", "[callb
   CHECK(alloc_log.deallocations == 0);
 }
 
-TEST_CASE("callback_memory_resource copies share state and compare equal", "[callback]")
-{
+TEST_CASE("callback_memory_resource copies share state and compare equal", "[callback]") {
   call_log log;
   rmm::mr::callback_memory_resource a{allocate_cb, deallocate_cb, &log, &log};
   rmm::mr::callback_memory_resource b = a;
@@ -70,22 +66,24 @@ TEST_CASE("callback_memory_resource copies share state and compare equal", "[cal
   ref.deallocate(cuda::stream_ref{cudaStream_t{}}, ptr, 64, 256);
   CHECK(log.allocations == 1);
   CHECK(log.deallocations == 1);
-  STATIC_REQUIRE(cuda::mr::resource_with<rmm::mr::callback_memory_resource, cuda::mr::device_accessible>);
-  STATIC_REQUIRE_FALSE(cuda::has_property<rmm::mr::callback_memory_resource, cuda::mr::host_accessible>);
+  STATIC_REQUIRE(
+      cuda::mr::resource_with<rmm::mr::callback_memory_resource, cuda::mr::device_accessible>);
+  STATIC_REQUIRE_FALSE(
+      cuda::has_property<rmm::mr::callback_memory_resource, cuda::mr::host_accessible>);
   STATIC_REQUIRE_FALSE(std::is_default_constructible_v<rmm::mr::callback_memory_resource>);
 }
 
-TEST_CASE("callback_memory_resource rejects bad callbacks", "[callback]")
-{
+TEST_CASE("callback_memory_resource rejects bad callbacks", "[callback]") {
   CHECK_THROWS_AS(rmm::mr::callback_memory_resource(nullptr, deallocate_cb), rmm::logic_error);
   CHECK_THROWS_WITH(rmm::mr::callback_memory_resource(nullptr, deallocate_cb),
                     Contains("allocate_callback is empty"));
   CHECK_THROWS_WITH(rmm::mr::callback_memory_resource(allocate_cb, nullptr),
                     Contains("deallocate_callback is empty"));
   rmm::mr::callback_memory_resource null_returning{
-    [](std::size_t, rmm::cuda_stream_view, void*) -> void* { return nullptr; },
-    [](void*, std::size_t, rmm::cuda_stream_view, void*) {}};
-  CHECK_THROWS_AS(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256), rmm::bad_alloc);
+      [](std::size_t, rmm::cuda_stream_view, void*) -> void* { return nullptr; },
+      [](void*, std::size_t, rmm::cuda_stream_view, void*) {}};
+  CHECK_THROWS_AS(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256),
+                  rmm::bad_alloc);
   CHECK_THROWS_WITH(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256),
                     Contains("4096 bytes"));
   CHECK(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 0, 256) == nullptr);

@@ -42,8 +42,7 @@ struct cuda_factory {
   static rmm::mr::cuda_memory_resource make() { return {}; }
   static std::string unavailable() { return {}; }
   static constexpr bool host_accessible = false;
-  static std::optional<std::size_t> oom_probe()
-  {
+  static std::optional<std::size_t> oom_probe() {
     return rmm::available_device_memory().second * 2;
   }
 };
@@ -68,9 +67,10 @@ struct pinned_factory {
 struct system_factory {
   static constexpr char const* name = "system_memory_resource";
   static rmm::mr::system_memory_resource make() { return {}; }
-  static std::string unavailable()
-  {
-    if (rmm::mr::detail::is_system_memory_supported(rmm::get_current_cuda_device())) { return {}; }
+  static std::string unavailable() {
+    if (rmm::mr::detail::is_system_memory_supported(rmm::get_current_cuda_device())) {
+      return {};
+    }
     return "device reports no pageable memory access (no HMM or ATS)";
   }
   static constexpr bool host_accessible = true;
@@ -80,30 +80,31 @@ struct system_factory {
 // A callback resource over cudaMallocAsync/cudaFreeAsync: exercises real stream ordering.
 struct callback_factory {
   static constexpr char const* name = "callback_memory_resource";
-  static rmm::mr::callback_memory_resource make()
-  {
+  static rmm::mr::callback_memory_resource make() {
     return rmm::mr::callback_memory_resource{
-      [](std::size_t bytes, rmm::cuda_stream_view stream, void*) -> void* {
-        if (bytes == 0) { return nullptr; }
-        void* ptr{nullptr};
-        RMM_CUDA_TRY_ALLOC(cudaMallocAsync(&ptr, bytes, stream.value()), bytes);
-        return ptr;
-      },
-      [](void* ptr, std::size_t, rmm::cuda_stream_view stream, void*) {
-        if (ptr != nullptr) { RMM_ASSERT_CUDA_SUCCESS(cudaFreeAsync(ptr, stream.value())); }
-      }};
+        [](std::size_t bytes, rmm::cuda_stream_view stream, void*) -> void* {
+          if (bytes == 0) {
+            return nullptr;
+          }
+          void* ptr{nullptr};
+          RMM_CUDA_TRY_ALLOC(cudaMallocAsync(&ptr, bytes, stream.value()), bytes);
+          return ptr;
+        },
+        [](void* ptr, std::size_t, rmm::cuda_stream_view stream, void*) {
+          if (ptr != nullptr) {
+            RMM_ASSERT_CUDA_SUCCESS(cudaFreeAsync(ptr, stream.value()));
+          }
+        }};
   }
   static std::string unavailable() { return {}; }
   static constexpr bool host_accessible = false;
-  static std::optional<std::size_t> oom_probe()
-  {
+  static std::optional<std::size_t> oom_probe() {
     return rmm::available_device_memory().second * 2;
   }
 };
 
 template <typename Factory>
-bool skip_if_unavailable()
-{
+bool skip_if_unavailable() {
   auto const why = Factory::unavailable();
   if (!why.empty()) {
     WARN("SKIPPED for " << Factory::name << ": " << why);
@@ -112,8 +113,7 @@ bool skip_if_unavailable()
   return false;
 }
 
-void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_stream_view stream)
-{
+void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_stream_view stream) {
   rmm::test::fill_pattern(ptr, bytes, seed, stream.value());
   CHECK(rmm::test::count_pattern_mismatches(ptr, bytes, seed, stream.value()) == 0);
 }
@@ -123,9 +123,9 @@ void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_s
 #define RMM_CONFORMANCE_FACTORIES \
   cuda_factory, managed_factory, pinned_factory, system_factory, callback_factory
 
-TEMPLATE_TEST_CASE("conformance: properties and concepts", "[gpu][conformance]",
-                   RMM_CONFORMANCE_FACTORIES)
-{
+TEMPLATE_TEST_CASE("conformance: properties and concepts",
+                   "[gpu][conformance]",
+                   RMM_CONFORMANCE_FACTORIES) {
   using resource_t = decltype(TestType::make());
   STATIC_REQUIRE(cuda::mr::resource_with<resource_t, cuda::mr::device_accessible>);
   STATIC_REQUIRE(cuda::mr::synchronous_resource_with<resource_t, cuda::mr::device_accessible>);
@@ -135,17 +135,25 @@ TEMPLATE_TEST_CASE("conformance: properties and concepts", "[gpu][conformance]",
   STATIC_REQUIRE(std::is_nothrow_move_constructible_v<resource_t>);
 }
 
-TEMPLATE_TEST_CASE("conformance: sizes from 0 to 1 GiB", "[gpu][conformance]",
-                   RMM_CONFORMANCE_FACTORIES)
-{
-  if (skip_if_unavailable<TestType>()) { return; }
+TEMPLATE_TEST_CASE("conformance: sizes from 0 to 1 GiB",
+                   "[gpu][conformance]",
+                   RMM_CONFORMANCE_FACTORIES) {
+  if (skip_if_unavailable<TestType>()) {
+    return;
+  }
   auto mr = TestType::make();
   rmm::cuda_stream stream;
   CHECK(mr.allocate(stream, 0, 256) == nullptr);
   mr.deallocate(stream, nullptr, 0, 256);
   std::uint32_t seed = 1;
-  for (std::size_t bytes : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257},
-                            4 * KiB + 1, MiB + 3, 64 * MiB, GiB}) {
+  for (std::size_t bytes : {std::size_t{1},
+                            std::size_t{255},
+                            std::size_t{256},
+                            std::size_t{257},
+                            4 * KiB + 1,
+                            MiB + 3,
+                            64 * MiB,
+                            GiB}) {
     INFO(TestType::name << ": " << bytes << " bytes");
     void* ptr = mr.allocate(stream, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
     REQUIRE(ptr != nullptr);
@@ -162,9 +170,10 @@ TEMPLATE_TEST_CASE("conformance: sizes from 0 to 1 GiB", "[gpu][conformance]",
   mr.deallocate_sync(synced, MiB, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
-TEMPLATE_TEST_CASE("conformance: alignment", "[gpu][conformance]", RMM_CONFORMANCE_FACTORIES)
-{
-  if (skip_if_unavailable<TestType>()) { return; }
+TEMPLATE_TEST_CASE("conformance: alignment", "[gpu][conformance]", RMM_CONFORMANCE_FACTORIES) {
+  if (skip_if_unavailable<TestType>()) {
+    return;
+  }
   auto mr = TestType::make();
   rmm::cuda_stream stream;
   for (std::size_t alignment = 1; alignment <= rmm::CUDA_ALLOCATION_ALIGNMENT; alignment *= 2) {
@@ -184,9 +193,11 @@ TEMPLATE_TEST_CASE("conformance: alignment", "[gpu][conformance]", RMM_CONFORMAN
 }
 
 TEMPLATE_TEST_CASE("conformance: live allocations are distinct and keep their data",
-                   "[gpu][conformance]", RMM_CONFORMANCE_FACTORIES)
-{
-  if (skip_if_unavailable<TestType>()) { return; }
+                   "[gpu][conformance]",
+                   RMM_CONFORMANCE_FACTORIES) {
+  if (skip_if_unavailable<TestType>()) {
+    return;
+  }
   auto mr = TestType::make();
   rmm::cuda_stream stream;
   std::mt19937_64 rng{7};
@@ -204,11 +215,14 @@ TEMPLATE_TEST_CASE("conformance: live allocations are distinct and keep their da
     blocks.push_back({ptr, bytes, i});
   }
   auto sorted = blocks;
-  std::sort(sorted.begin(), sorted.end(), [](auto const& a, auto const& b) { return a.ptr < b.ptr; });
+  std::sort(
+      sorted.begin(), sorted.end(), [](auto const& a, auto const& b) { return a.ptr < b.ptr; });
   std::size_t overlaps = 0;
   for (std::size_t i = 1; i < sorted.size(); ++i) {
     auto const prev_end = static_cast<char*>(sorted[i - 1].ptr) + sorted[i - 1].bytes;
-    if (prev_end > static_cast<char*>(sorted[i].ptr)) { ++overlaps; }
+    if (prev_end > static_cast<char*>(sorted[i].ptr)) {
+      ++overlaps;
+    }
   }
   CHECK(overlaps == 0);
   std::size_t mismatches = 0;
@@ -216,13 +230,17 @@ TEMPLATE_TEST_CASE("conformance: live allocations are distinct and keep their da
     mismatches += rmm::test::count_pattern_mismatches(b.ptr, b.bytes, b.seed, stream.value());
   }
   CHECK(mismatches == 0);
-  for (auto const& b : blocks) { mr.deallocate(stream, b.ptr, b.bytes, rmm::CUDA_ALLOCATION_ALIGNMENT); }
+  for (auto const& b : blocks) {
+    mr.deallocate(stream, b.ptr, b.bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }
 }
 
-TEMPLATE_TEST_CASE("conformance: equality, copies and type erasure", "[gpu][conformance]",
-                   RMM_CONFORMANCE_FACTORIES)
-{
-  if (skip_if_unavailable<TestType>()) { return; }
+TEMPLATE_TEST_CASE("conformance: equality, copies and type erasure",
+                   "[gpu][conformance]",
+                   RMM_CONFORMANCE_FACTORIES) {
+  if (skip_if_unavailable<TestType>()) {
+    return;
+  }
   auto mr   = TestType::make();
   auto copy = mr;
   CHECK(copy == mr);
@@ -239,10 +257,11 @@ TEMPLATE_TEST_CASE("conformance: equality, copies and type erasure", "[gpu][conf
   CHECK(moved == mr);
 }
 
-TEMPLATE_TEST_CASE("conformance: many threads", "[gpu][conformance]", RMM_CONFORMANCE_FACTORIES)
-{
-  if (skip_if_unavailable<TestType>()) { return; }
-  auto mr = TestType::make();
+TEMPLATE_TEST_CASE("conformance: many threads", "[gpu][conformance]", RMM_CONFORMANCE_FACTORIES) {
+  if (skip_if_unavailable<TestType>()) {
+    return;
+  }
+  auto mr                   = TestType::make();
   constexpr int num_threads = 16;
   std::atomic<std::size_t> mismatches{0};
   std::atomic<int> errors{0};
@@ -266,15 +285,19 @@ TEMPLATE_TEST_CASE("conformance: many threads", "[gpu][conformance]", RMM_CONFOR
       }
     });
   }
-  for (auto& thread : threads) { thread.join(); }
+  for (auto& thread : threads) {
+    thread.join();
+  }
   CHECK(errors == 0);
   CHECK(mismatches == 0);
 }
 
-TEMPLATE_TEST_CASE("conformance: many streams, cross-stream free", "[gpu][conformance]",
-                   RMM_CONFORMANCE_FACTORIES)
-{
-  if (skip_if_unavailable<TestType>()) { return; }
+TEMPLATE_TEST_CASE("conformance: many streams, cross-stream free",
+                   "[gpu][conformance]",
+                   RMM_CONFORMANCE_FACTORIES) {
+  if (skip_if_unavailable<TestType>()) {
+    return;
+  }
   auto mr = TestType::make();
   std::vector<rmm::cuda_stream> streams(8);
   std::vector<std::pair<void*, std::size_t>> blocks;
@@ -289,7 +312,7 @@ TEMPLATE_TEST_CASE("conformance: many streams, cross-stream free", "[gpu][confor
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     auto& stream = streams[i % streams.size()];
     mismatches += rmm::test::count_pattern_mismatches(
-      blocks[i].first, blocks[i].second, static_cast<std::uint32_t>(i), stream.value());
+        blocks[i].first, blocks[i].second, static_cast<std::uint32_t>(i), stream.value());
   }
   CHECK(mismatches == 0);
   // Free each block on a different stream than the one it was allocated on.
@@ -297,9 +320,12 @@ TEMPLATE_TEST_CASE("conformance: many streams, cross-stream free", "[gpu][confor
     auto& other = streams[(i + 3) % streams.size()];
     mr.deallocate(other, blocks[i].first, blocks[i].second, rmm::CUDA_ALLOCATION_ALIGNMENT);
   }
-  for (auto& stream : streams) { stream.synchronize(); }
+  for (auto& stream : streams) {
+    stream.synchronize();
+  }
   // The default streams work too.
-  for (auto stream : {rmm::cuda_stream_default, rmm::cuda_stream_legacy, rmm::cuda_stream_per_thread}) {
+  for (auto stream :
+       {rmm::cuda_stream_default, rmm::cuda_stream_legacy, rmm::cuda_stream_per_thread}) {
     void* ptr = mr.allocate(stream, MiB, rmm::CUDA_ALLOCATION_ALIGNMENT);
     check_pattern(ptr, MiB, 99, stream);
     mr.deallocate(stream, ptr, MiB, rmm::CUDA_ALLOCATION_ALIGNMENT);
@@ -308,12 +334,14 @@ TEMPLATE_TEST_CASE("conformance: many streams, cross-stream free", "[gpu][confor
 
 TEMPLATE_TEST_CASE("conformance: out of memory is typed and explained",
                    "[gpu][conformance][expected_api_errors]",
-                   RMM_CONFORMANCE_FACTORIES)
-{
-  if (skip_if_unavailable<TestType>()) { return; }
+                   RMM_CONFORMANCE_FACTORIES) {
+  if (skip_if_unavailable<TestType>()) {
+    return;
+  }
   auto const probe = TestType::oom_probe();
   if (!probe) {
-    WARN("SKIPPED out-of-memory probe for " << TestType::name << ": probing is unsafe or undefined");
+    WARN("SKIPPED out-of-memory probe for " << TestType::name
+                                            << ": probing is unsafe or undefined");
     return;
   }
   auto mr = TestType::make();
@@ -325,8 +353,8 @@ TEMPLATE_TEST_CASE("conformance: out of memory is typed and explained",
     FAIL("allocating " << bytes << " bytes did not throw");
   } catch (rmm::out_of_memory const& e) {
     std::string const what = e.what();
-    CHECK_THAT(what, Contains("out_of_memory") && Contains(std::to_string(bytes)) &&
-                       Contains("device 0"));
+    CHECK_THAT(
+        what, Contains("out_of_memory") && Contains(std::to_string(bytes)) && Contains("device 0"));
   }
   // The failure left no error behind: the next allocation works.
   CHECK(cudaGetLastError() == cudaSuccess);

@@ -24,8 +24,7 @@ struct reset_registry_after {
 cuda::stream_ref const default_stream{cudaStream_t{}};
 }  // namespace
 
-TEST_CASE("the initial resource is a cuda_memory_resource", "[gpu][per_device_resource]")
-{
+TEST_CASE("the initial resource is a cuda_memory_resource", "[gpu][per_device_resource]") {
   reset_registry_after guard;
   rmm::mr::cuda_memory_resource cuda_mr;
   auto ref = rmm::mr::get_current_device_resource_ref();
@@ -37,14 +36,13 @@ TEST_CASE("the initial resource is a cuda_memory_resource", "[gpu][per_device_re
 }
 
 TEST_CASE("set returns the previous resource and the registry owns the new one",
-          "[gpu][per_device_resource]")
-{
+          "[gpu][per_device_resource]") {
   reset_registry_after guard;
   counting_resource counter{rmm::mr::cuda_memory_resource{}};
   {
     auto previous = rmm::mr::set_current_device_resource(counter);
-    CHECK(previous == cuda::mr::any_resource<cuda::mr::device_accessible>{
-                        rmm::mr::cuda_memory_resource{}});
+    CHECK(previous ==
+          cuda::mr::any_resource<cuda::mr::device_accessible>{rmm::mr::cuda_memory_resource{}});
   }
   // The registry holds its own copy (sharing the counters), independent of `counter`'s scope.
   auto ref  = rmm::mr::get_current_device_resource_ref();
@@ -53,20 +51,19 @@ TEST_CASE("set returns the previous resource and the registry owns the new one",
   ref.deallocate(default_stream, ptr, 4096, 256);
   CHECK(counter.counts().deallocations == 1);
 
-  auto replaced = rmm::mr::set_per_device_resource(rmm::cuda_device_id{0},
-                                                   rmm::mr::managed_memory_resource{});
+  auto replaced =
+      rmm::mr::set_per_device_resource(rmm::cuda_device_id{0}, rmm::mr::managed_memory_resource{});
   CHECK(replaced == cuda::mr::any_resource<cuda::mr::device_accessible>{counter});
   auto reset = rmm::mr::reset_per_device_resource(rmm::cuda_device_id{0});
-  CHECK(reset == cuda::mr::any_resource<cuda::mr::device_accessible>{
-                   rmm::mr::managed_memory_resource{}});
+  CHECK(reset ==
+        cuda::mr::any_resource<cuda::mr::device_accessible>{rmm::mr::managed_memory_resource{}});
   rmm::mr::cuda_memory_resource cuda_mr;
   CHECK(rmm::mr::get_current_device_resource_ref() == rmm::device_async_resource_ref{cuda_mr});
 }
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-TEST_CASE("deprecated _ref setters copy the reference", "[gpu][per_device_resource]")
-{
+TEST_CASE("deprecated _ref setters copy the reference", "[gpu][per_device_resource]") {
   reset_registry_after guard;
   counting_resource counter{rmm::mr::cuda_memory_resource{}};
   rmm::device_async_resource_ref counter_ref{counter};
@@ -84,8 +81,7 @@ TEST_CASE("deprecated _ref setters copy the reference", "[gpu][per_device_resour
 }
 #pragma GCC diagnostic pop
 
-TEST_CASE("an out-of-range device id is an out_of_range naming it", "[gpu][per_device_resource]")
-{
+TEST_CASE("an out-of-range device id is an out_of_range naming it", "[gpu][per_device_resource]") {
   int const count = rmm::get_num_cuda_devices();
   for (int bad : {-1, count, count + 7}) {
     INFO("device id " << bad);
@@ -93,15 +89,14 @@ TEST_CASE("an out-of-range device id is an out_of_range naming it", "[gpu][per_d
     CHECK_THROWS_AS(rmm::mr::get_per_device_resource_ref(id), rmm::out_of_range);
     CHECK_THROWS_WITH(rmm::mr::get_per_device_resource_ref(id),
                       Contains("device id " + std::to_string(bad)) &&
-                        Contains(std::to_string(count) + " CUDA device(s)"));
+                          Contains(std::to_string(count) + " CUDA device(s)"));
     CHECK_THROWS_AS(rmm::mr::set_per_device_resource(id, rmm::mr::cuda_memory_resource{}),
                     rmm::out_of_range);
     CHECK_THROWS_AS(rmm::mr::reset_per_device_resource(id), rmm::out_of_range);
   }
 }
 
-TEST_CASE("concurrent get, set and reset leave a valid registry", "[gpu][per_device_resource]")
-{
+TEST_CASE("concurrent get, set and reset leave a valid registry", "[gpu][per_device_resource]") {
   reset_registry_after guard;
   counting_resource counter{rmm::mr::cuda_memory_resource{}};
   std::atomic<int> errors{0};
@@ -112,8 +107,12 @@ TEST_CASE("concurrent get, set and reset leave a valid registry", "[gpu][per_dev
         RMM_CUDA_TRY(cudaSetDevice(0));
         for (int i = 0; i < 200; ++i) {
           switch ((t + i) % 3) {
-            case 0: static_cast<void>(rmm::mr::set_current_device_resource(counter)); break;
-            case 1: static_cast<void>(rmm::mr::reset_current_device_resource()); break;
+            case 0:
+              static_cast<void>(rmm::mr::set_current_device_resource(counter));
+              break;
+            case 1:
+              static_cast<void>(rmm::mr::reset_current_device_resource());
+              break;
             default: {
               // The reference may be replaced concurrently; only its validity is checked, not use.
               auto ref = rmm::mr::get_current_device_resource_ref();
@@ -126,7 +125,9 @@ TEST_CASE("concurrent get, set and reset leave a valid registry", "[gpu][per_dev
       }
     });
   }
-  for (auto& thread : threads) { thread.join(); }
+  for (auto& thread : threads) {
+    thread.join();
+  }
   CHECK(errors == 0);
   auto ref  = rmm::mr::get_current_device_resource_ref();
   void* ptr = ref.allocate(default_stream, 512, 256);

@@ -12,8 +12,7 @@
 #include <numeric>
 #include <vector>
 
-TEST_CASE("std::vector over managed memory", "[gpu][polymorphic_allocator]")
-{
+TEST_CASE("std::vector over managed memory", "[gpu][polymorphic_allocator]") {
   rmm::cuda_stream stream;
   rmm::mr::polymorphic_allocator<std::uint8_t> alloc{rmm::mr::managed_memory_resource{}};
   auto adapted = rmm::mr::stream_allocator_adaptor{alloc, stream.view()};
@@ -28,8 +27,7 @@ TEST_CASE("std::vector over managed memory", "[gpu][polymorphic_allocator]")
 }
 
 TEST_CASE("default-constructed allocator uses the current device resource",
-          "[gpu][polymorphic_allocator]")
-{
+          "[gpu][polymorphic_allocator]") {
   rmm::mr::polymorphic_allocator<int> alloc;
   CHECK(alloc.get_upstream_resource() == rmm::mr::get_current_device_resource_ref());
   rmm::cuda_stream stream;

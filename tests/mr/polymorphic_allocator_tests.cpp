@@ -15,8 +15,7 @@ using rmm::test::counting_resource;
 using rmm::test::host_backed_resource;
 using rmm::test::verifying_resource;
 
-TEST_CASE("polymorphic_allocator allocates through its resource", "[polymorphic_allocator]")
-{
+TEST_CASE("polymorphic_allocator allocates through its resource", "[polymorphic_allocator]") {
   counting_resource counter{host_backed_resource{}};
   polymorphic_allocator<double> alloc{counter};
   double* ptr = alloc.allocate(100, rmm::cuda_stream_default);
@@ -29,8 +28,7 @@ TEST_CASE("polymorphic_allocator allocates through its resource", "[polymorphic_
   CHECK(counter.counts().bytes_outstanding == 0);
 }
 
-TEST_CASE("polymorphic_allocator equality follows the resource", "[polymorphic_allocator]")
-{
+TEST_CASE("polymorphic_allocator equality follows the resource", "[polymorphic_allocator]") {
   host_backed_resource a;
   host_backed_resource b;
   polymorphic_allocator<int> pa{a};
@@ -50,8 +48,7 @@ TEST_CASE("polymorphic_allocator equality follows the resource", "[polymorphic_a
   survivor.deallocate(ptr, 10, rmm::cuda_stream_default);
 }
 
-TEST_CASE("polymorphic_allocator passes matching sizes and alignments", "[polymorphic_allocator]")
-{
+TEST_CASE("polymorphic_allocator passes matching sizes and alignments", "[polymorphic_allocator]") {
   verifying_resource verifier{host_backed_resource{}};
   {
     polymorphic_allocator<int> alloc{verifier};
@@ -66,8 +63,7 @@ TEST_CASE("polymorphic_allocator passes matching sizes and alignments", "[polymo
   CHECK(verifier.live_allocations() == 0);
 }
 
-TEST_CASE("polymorphic_allocator reports size overflow", "[polymorphic_allocator]")
-{
+TEST_CASE("polymorphic_allocator reports size overflow", "[polymorphic_allocator]") {
   polymorphic_allocator<std::uint64_t> alloc{host_backed_resource{}};
   auto const too_many = std::numeric_limits<std::size_t>::max() / 4;
   CHECK_THROWS_AS(alloc.allocate(too_many, rmm::cuda_stream_default), rmm::bad_alloc);
@@ -75,8 +71,7 @@ TEST_CASE("polymorphic_allocator reports size overflow", "[polymorphic_allocator
                     Catch::Matchers::Contains(std::to_string(too_many)));
 }
 
-TEST_CASE("stream_allocator_adaptor wraps allocator and stream", "[stream_allocator_adaptor]")
-{
+TEST_CASE("stream_allocator_adaptor wraps allocator and stream", "[stream_allocator_adaptor]") {
   counting_resource counter{host_backed_resource{}};
   polymorphic_allocator<int> alloc{counter};
   auto const stream = rmm::cuda_stream_view{reinterpret_cast<cudaStream_t>(0x77)};
@@ -85,8 +80,10 @@ TEST_CASE("stream_allocator_adaptor wraps allocator and stream", "[stream_alloca
   CHECK(adapted.underlying_allocator() == alloc);
 
   using rebound_t = stream_allocator_adaptor<polymorphic_allocator<int>>::rebind<double>::other;
-  STATIC_REQUIRE(std::is_same_v<rebound_t, stream_allocator_adaptor<polymorphic_allocator<double>>>);
-  STATIC_REQUIRE(std::is_same_v<std::allocator_traits<decltype(adapted)>::rebind_alloc<double>, rebound_t>);
+  STATIC_REQUIRE(
+      std::is_same_v<rebound_t, stream_allocator_adaptor<polymorphic_allocator<double>>>);
+  STATIC_REQUIRE(
+      std::is_same_v<std::allocator_traits<decltype(adapted)>::rebind_alloc<double>, rebound_t>);
   STATIC_REQUIRE_FALSE(std::is_default_constructible_v<decltype(adapted)>);
   rebound_t rebound{adapted};
   CHECK(rebound.stream() == stream);
@@ -98,7 +95,7 @@ TEST_CASE("stream_allocator_adaptor wraps allocator and stream", "[stream_alloca
   CHECK(counter.counts().deallocations == 1);
 
   stream_allocator_adaptor<polymorphic_allocator<int>> other_resource{
-    polymorphic_allocator<int>{host_backed_resource{}}, stream};
+      polymorphic_allocator<int>{host_backed_resource{}}, stream};
   CHECK(adapted != other_resource);
   auto made = rmm::mr::make_stream_allocator_adaptor(alloc, stream);
   CHECK(made == adapted);

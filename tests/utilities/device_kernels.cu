@@ -5,8 +5,7 @@
 namespace rmm::test {
 namespace {
 
-__global__ void fill_kernel(std::uint8_t* data, std::size_t bytes, std::uint32_t seed)
-{
+__global__ void fill_kernel(std::uint8_t* data, std::size_t bytes, std::uint32_t seed) {
   auto const stride = static_cast<std::size_t>(blockDim.x) * gridDim.x;
   for (auto i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes;
        i += stride) {
@@ -17,19 +16,21 @@ __global__ void fill_kernel(std::uint8_t* data, std::size_t bytes, std::uint32_t
 __global__ void check_kernel(std::uint8_t const* data,
                              std::size_t bytes,
                              std::uint32_t seed,
-                             unsigned long long* mismatches)
-{
+                             unsigned long long* mismatches) {
   auto const stride       = static_cast<std::size_t>(blockDim.x) * gridDim.x;
   unsigned long long mine = 0;
   for (auto i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes;
        i += stride) {
-    if (data[i] != pattern_byte(seed, i)) { ++mine; }
+    if (data[i] != pattern_byte(seed, i)) {
+      ++mine;
+    }
   }
-  if (mine != 0) { atomicAdd(mismatches, mine); }
+  if (mine != 0) {
+    atomicAdd(mismatches, mine);
+  }
 }
 
-unsigned int grid_for(std::size_t bytes)
-{
+unsigned int grid_for(std::size_t bytes) {
   constexpr std::size_t threads = 256;
   auto const blocks             = (bytes + threads - 1) / threads;
   return static_cast<unsigned int>(blocks < 4096 ? (blocks == 0 ? 1 : blocks) : 4096);
@@ -37,9 +38,10 @@ unsigned int grid_for(std::size_t bytes)
 
 }  // namespace
 
-void fill_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, cudaStream_t stream)
-{
-  if (bytes == 0) { return; }
+void fill_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
+  if (bytes == 0) {
+    return;
+  }
   fill_kernel<<<grid_for(bytes), 256, 0, stream>>>(static_cast<std::uint8_t*>(ptr), bytes, seed);
   RMM_CUDA_TRY(cudaGetLastError());
 }
@@ -47,14 +49,15 @@ void fill_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, cudaStream_t
 std::size_t count_pattern_mismatches(void const* ptr,
                                      std::size_t bytes,
                                      std::uint32_t seed,
-                                     cudaStream_t stream)
-{
-  if (bytes == 0) { return 0; }
+                                     cudaStream_t stream) {
+  if (bytes == 0) {
+    return 0;
+  }
   unsigned long long* counter{nullptr};
   RMM_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&counter), sizeof(*counter), stream));
   RMM_CUDA_TRY(cudaMemsetAsync(counter, 0, sizeof(*counter), stream));
   check_kernel<<<grid_for(bytes), 256, 0, stream>>>(
-    static_cast<std::uint8_t const*>(ptr), bytes, seed, counter);
+      static_cast<std::uint8_t const*>(ptr), bytes, seed, counter);
   RMM_CUDA_TRY(cudaGetLastError());
   unsigned long long result{0};
   RMM_CUDA_TRY(cudaMemcpyAsync(&result, counter, sizeof(result), cudaMemcpyDeviceToHost, stream));
@@ -63,12 +66,13 @@ std::size_t count_pattern_mismatches(void const* ptr,
   return static_cast<std::size_t>(result);
 }
 
-std::size_t count_pattern_mismatches_host(void const* ptr, std::size_t bytes, std::uint32_t seed)
-{
+std::size_t count_pattern_mismatches_host(void const* ptr, std::size_t bytes, std::uint32_t seed) {
   auto const* data  = static_cast<std::uint8_t const*>(ptr);
   std::size_t count = 0;
   for (std::size_t i = 0; i < bytes; ++i) {
-    if (data[i] != pattern_byte(seed, i)) { ++count; }
+    if (data[i] != pattern_byte(seed, i)) {
+      ++count;
+    }
   }
   return count;
 }

@@ -16,8 +16,8 @@
 namespace rmm::test {
 
 /// @brief Byte @p index of the pattern for @p seed (the same function on host and device).
-RMM_TEST_HOST_DEVICE constexpr std::uint8_t pattern_byte(std::uint32_t seed, std::size_t index) noexcept
-{
+RMM_TEST_HOST_DEVICE constexpr std::uint8_t pattern_byte(std::uint32_t seed,
+                                                         std::size_t index) noexcept {
   auto const mixed = static_cast<std::uint32_t>(index) * 2654435761U ^ (seed * 0x9E3779B1U) ^
                      static_cast<std::uint32_t>(index >> 32);
   return static_cast<std::uint8_t>(mixed >> 24);

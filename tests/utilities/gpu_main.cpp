@@ -7,16 +7,16 @@
 
 #include <cstdio>
 
-int main(int argc, char* argv[])
-{
+int main(int argc, char* argv[]) {
   int count                = 0;
   cudaError_t const status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    std::printf("SKIPPED: %s needs a CUDA device and found none (cudaGetDeviceCount: %s, %d "
-                "devices). Run it on the GPU machine: see docs/gpu-testing.md.\n",
-                argv[0],
-                status == cudaSuccess ? "cudaSuccess" : cudaGetErrorName(status),
-                count);
+    std::printf(
+        "SKIPPED: %s needs a CUDA device and found none (cudaGetDeviceCount: %s, %d "
+        "devices). Run it on the GPU machine: see docs/gpu-testing.md.\n",
+        argv[0],
+        status == cudaSuccess ? "cudaSuccess" : cudaGetErrorName(status),
+        count);
     return 77;
   }
   return Catch::Session().run(argc, argv);

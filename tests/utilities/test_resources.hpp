@@ -35,24 +35,25 @@ class host_backed_resource {
  public:
   host_backed_resource() = default;
 
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
-    if (bytes == 0) { return nullptr; }
-    auto const align = alignment < CUDA_ALLOCATION_ALIGNMENT ? CUDA_ALLOCATION_ALIGNMENT : alignment;
-    void* ptr        = std::aligned_alloc(align, align_up(bytes, align));
-    if (ptr == nullptr) { throw std::bad_alloc{}; }
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) {
+    if (bytes == 0) {
+      return nullptr;
+    }
+    auto const align =
+        alignment < CUDA_ALLOCATION_ALIGNMENT ? CUDA_ALLOCATION_ALIGNMENT : alignment;
+    void* ptr = std::aligned_alloc(align, align_up(bytes, align));
+    if (ptr == nullptr) {
+      throw std::bad_alloc{};
+    }
     return ptr;
   }
-  void deallocate_sync(void* ptr, std::size_t, std::size_t = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
+  void deallocate_sync(void* ptr, std::size_t, std::size_t = CUDA_ALLOCATION_ALIGNMENT) noexcept {
     std::free(ptr);
   }
-  void* allocate(cuda::stream_ref, std::size_t bytes, std::size_t alignment)
-  {
+  void* allocate(cuda::stream_ref, std::size_t bytes, std::size_t alignment) {
     return allocate_sync(bytes, alignment);
   }
-  void deallocate(cuda::stream_ref, void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
+  void deallocate(cuda::stream_ref, void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
     deallocate_sync(ptr, bytes, alignment);
   }
   bool operator==(host_backed_resource const& other) const noexcept { return id_ == other.id_; }
@@ -75,46 +76,44 @@ class counting_resource {
 
   explicit counting_resource(any_device_resource upstream) : upstream_{std::move(upstream)} {}
 
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment)
-  {
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
     void* ptr = upstream_.allocate(stream, bytes, alignment);
     record_allocation(bytes);
     return ptr;
   }
-  void deallocate(cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment) noexcept {
     upstream_.deallocate(stream, ptr, bytes, alignment);
     record_deallocation(bytes);
   }
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) {
     void* ptr = upstream_.allocate_sync(bytes, alignment);
     record_allocation(bytes);
     return ptr;
   }
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
+  void deallocate_sync(void* ptr,
+                       std::size_t bytes,
+                       std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept {
     upstream_.deallocate_sync(ptr, bytes, alignment);
     record_deallocation(bytes);
   }
 
   [[nodiscard]] counters const& counts() const noexcept { return *counters_; }
 
-  bool operator==(counting_resource const& other) const noexcept
-  {
+  bool operator==(counting_resource const& other) const noexcept {
     return counters_ == other.counters_;
   }
   bool operator!=(counting_resource const& other) const noexcept { return !(*this == other); }
   friend void get_property(counting_resource const&, cuda::mr::device_accessible) noexcept {}
 
  private:
-  void record_allocation(std::size_t bytes) noexcept
-  {
+  void record_allocation(std::size_t bytes) noexcept {
     counters_->allocations.fetch_add(1);
     counters_->bytes_outstanding.fetch_add(bytes);
   }
-  void record_deallocation(std::size_t bytes) noexcept
-  {
+  void record_deallocation(std::size_t bytes) noexcept {
     counters_->deallocations.fetch_add(1);
     counters_->bytes_outstanding.fetch_sub(bytes);
   }
@@ -129,39 +128,38 @@ class verifying_resource {
  public:
   explicit verifying_resource(any_device_resource upstream) : upstream_{std::move(upstream)} {}
 
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment)
-  {
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
     void* ptr = upstream_.allocate(stream, bytes, alignment);
     record_allocation(ptr, bytes, alignment);
     return ptr;
   }
-  void deallocate(cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment) noexcept {
     // A mismatched free is not forwarded: passing wrong sizes on would corrupt the upstream.
     if (record_deallocation(ptr, bytes, alignment)) {
       upstream_.deallocate(stream, ptr, bytes, alignment);
     }
   }
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) {
     void* ptr = upstream_.allocate_sync(bytes, alignment);
     record_allocation(ptr, bytes, alignment);
     return ptr;
   }
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
+  void deallocate_sync(void* ptr,
+                       std::size_t bytes,
+                       std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept {
     if (record_deallocation(ptr, bytes, alignment)) {
       upstream_.deallocate_sync(ptr, bytes, alignment);
     }
   }
 
-  [[nodiscard]] std::vector<std::string> failures() const
-  {
+  [[nodiscard]] std::vector<std::string> failures() const {
     std::lock_guard<std::mutex> guard{state_->lock};
     return state_->failures;
   }
-  [[nodiscard]] std::size_t live_allocations() const
-  {
+  [[nodiscard]] std::size_t live_allocations() const {
     std::lock_guard<std::mutex> guard{state_->lock};
     return state_->live.size();
   }
@@ -181,18 +179,21 @@ class verifying_resource {
     std::vector<std::string> failures;
   };
 
-  void record_allocation(void* ptr, std::size_t bytes, std::size_t alignment)
-  {
-    if (ptr == nullptr) { return; }
+  void record_allocation(void* ptr, std::size_t bytes, std::size_t alignment) {
+    if (ptr == nullptr) {
+      return;
+    }
     std::lock_guard<std::mutex> guard{state_->lock};
     if (!state_->live.emplace(ptr, record{bytes, alignment}).second) {
-      state_->failures.push_back(describe("allocation returned a live pointer", ptr, bytes, alignment));
+      state_->failures.push_back(
+          describe("allocation returned a live pointer", ptr, bytes, alignment));
     }
   }
 
-  bool record_deallocation(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
-    if (ptr == nullptr) { return true; }
+  bool record_deallocation(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
+    if (ptr == nullptr) {
+      return true;
+    }
     std::lock_guard<std::mutex> guard{state_->lock};
     auto found = state_->live.find(ptr);
     if (found == state_->live.end()) {
@@ -201,8 +202,9 @@ class verifying_resource {
     }
     if (found->second.bytes != bytes || found->second.alignment != alignment) {
       state_->failures.push_back(describe("free with a different size or alignment (allocated " +
-                                            std::to_string(found->second.bytes) + " bytes, alignment " +
-                                            std::to_string(found->second.alignment) + ")",
+                                              std::to_string(found->second.bytes) +
+                                              " bytes, alignment " +
+                                              std::to_string(found->second.alignment) + ")",
                                           ptr,
                                           bytes,
                                           alignment));
@@ -212,8 +214,10 @@ class verifying_resource {
     return true;
   }
 
-  static std::string describe(std::string const& what, void* ptr, std::size_t bytes, std::size_t alignment)
-  {
+  static std::string describe(std::string const& what,
+                              void* ptr,
+                              std::size_t bytes,
+                              std::size_t alignment) {
     std::ostringstream out;
     out << what << ": ptr " << ptr << ", bytes " << bytes << ", alignment " << alignment;
     return out.str();
@@ -229,37 +233,36 @@ class verifying_resource {
 class delayed_resource {
  public:
   delayed_resource(any_device_resource upstream, std::size_t delay)
-    : upstream_{std::move(upstream)}, state_{std::make_shared<shared_state>(delay)}
-  {
-  }
+      : upstream_{std::move(upstream)}, state_{std::make_shared<shared_state>(delay)} {}
 
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment)
-  {
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
     tick();
     return upstream_.allocate(stream, bytes, alignment);
   }
-  void deallocate(cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment) noexcept {
     {
       std::lock_guard<std::mutex> guard{state_->lock};
-      state_->pending.push_back(pending_free{stream, ptr, bytes, alignment, state_->clock + state_->delay});
+      state_->pending.push_back(
+          pending_free{stream, ptr, bytes, alignment, state_->clock + state_->delay});
     }
     tick();
   }
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) {
     tick();
     return upstream_.allocate_sync(bytes, alignment);
   }
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
+  void deallocate_sync(void* ptr,
+                       std::size_t bytes,
+                       std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept {
     deallocate(cuda::stream_ref{cudaStream_t{}}, ptr, bytes, alignment);
   }
 
   /// Performs every held-back free now.
   void flush() noexcept { release_due(SIZE_MAX); }
-  [[nodiscard]] std::size_t pending() const
-  {
+  [[nodiscard]] std::size_t pending() const {
     std::lock_guard<std::mutex> guard{state_->lock};
     return state_->pending.size();
   }
@@ -284,8 +287,7 @@ class delayed_resource {
     std::deque<pending_free> pending;
   };
 
-  void tick() noexcept
-  {
+  void tick() noexcept {
     std::size_t now{};
     {
       std::lock_guard<std::mutex> guard{state_->lock};
@@ -294,8 +296,7 @@ class delayed_resource {
     release_due(now);
   }
 
-  void release_due(std::size_t now) noexcept
-  {
+  void release_due(std::size_t now) noexcept {
     std::vector<pending_free> due;
     {
       std::lock_guard<std::mutex> guard{state_->lock};
@@ -304,7 +305,9 @@ class delayed_resource {
         state_->pending.pop_front();
       }
     }
-    for (auto const& f : due) { upstream_.deallocate(f.stream, f.ptr, f.bytes, f.alignment); }
+    for (auto const& f : due) {
+      upstream_.deallocate(f.stream, f.ptr, f.bytes, f.alignment);
+    }
   }
 
   any_device_resource upstream_;

@@ -9,8 +9,7 @@ namespace {
 cuda::stream_ref const null_stream{cudaStream_t{}};
 }
 
-TEST_CASE("verifying_resource reports mismatched and unknown frees", "[test_resources]")
-{
+TEST_CASE("verifying_resource reports mismatched and unknown frees", "[test_resources]") {
   verifying_resource verifier{host_backed_resource{}};
   void* ptr = verifier.allocate(null_stream, 1024, 256);
   verifier.deallocate(null_stream, ptr, 512, 256);  // wrong size: reported, not forwarded
@@ -27,8 +26,7 @@ TEST_CASE("verifying_resource reports mismatched and unknown frees", "[test_reso
   CHECK(verifier.failures().size() == 3);
 }
 
-TEST_CASE("counting_resource copies share counters", "[test_resources]")
-{
+TEST_CASE("counting_resource copies share counters", "[test_resources]") {
   counting_resource a{host_backed_resource{}};
   counting_resource b = a;
   void* ptr           = b.allocate_sync(300);
@@ -40,8 +38,7 @@ TEST_CASE("counting_resource copies share counters", "[test_resources]")
   CHECK(a != counting_resource{host_backed_resource{}});
 }
 
-TEST_CASE("delayed_resource performs frees late", "[test_resources]")
-{
+TEST_CASE("delayed_resource performs frees late", "[test_resources]") {
   counting_resource counter{host_backed_resource{}};
   delayed_resource delayed{counter, 3};
   void* p = delayed.allocate(null_stream, 256, 256);

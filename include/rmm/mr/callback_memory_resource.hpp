@@ -45,23 +45,21 @@ class callback_memory_resource_impl {
                                 deallocate_callback_t deallocate_callback,
                                 void* allocate_callback_arg,
                                 void* deallocate_callback_arg)
-    : allocate_callback_{std::move(allocate_callback)},
-      deallocate_callback_{std::move(deallocate_callback)},
-      allocate_callback_arg_{allocate_callback_arg},
-      deallocate_callback_arg_{deallocate_callback_arg}
-  {
+      : allocate_callback_{std::move(allocate_callback)},
+        deallocate_callback_{std::move(deallocate_callback)},
+        allocate_callback_arg_{allocate_callback_arg},
+        deallocate_callback_arg_{deallocate_callback_arg} {
     RMM_EXPECTS(static_cast<bool>(allocate_callback_),
                 "callback_memory_resource: allocate_callback is empty");
     RMM_EXPECTS(static_cast<bool>(deallocate_callback_),
                 "callback_memory_resource: deallocate_callback is empty");
   }
 
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t /*alignment*/)
-  {
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t /*alignment*/) {
     void* ptr = allocate_callback_(bytes, cuda_stream_view{stream}, allocate_callback_arg_);
     RMM_EXPECTS(ptr != nullptr || bytes == 0,
                 "callback_memory_resource: the allocate callback returned nullptr for " +
-                  std::to_string(bytes) + " bytes",
+                    std::to_string(bytes) + " bytes",
                 rmm::bad_alloc);
     return ptr;
   }
@@ -69,32 +67,27 @@ class callback_memory_resource_impl {
   void deallocate(cuda::stream_ref stream,
                   void* ptr,
                   std::size_t bytes,
-                  std::size_t /*alignment*/) noexcept
-  {
+                  std::size_t /*alignment*/) noexcept {
     deallocate_callback_(ptr, bytes, cuda_stream_view{stream}, deallocate_callback_arg_);
   }
 
   // Synchronous use means "usable on any stream on return": order the callback on the default
   // stream and wait for it.
-  void* allocate_sync(std::size_t bytes, std::size_t alignment)
-  {
+  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
     void* ptr = allocate(cuda_stream_default, bytes, alignment);
     cuda_stream_default.synchronize();
     return ptr;
   }
 
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
+  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
     deallocate(cuda_stream_default, ptr, bytes, alignment);
   }
 
   // Identity: two states are the same resource only if they are the same object.
-  bool operator==(callback_memory_resource_impl const& other) const noexcept
-  {
+  bool operator==(callback_memory_resource_impl const& other) const noexcept {
     return this == &other;
   }
-  bool operator!=(callback_memory_resource_impl const& other) const noexcept
-  {
+  bool operator!=(callback_memory_resource_impl const& other) const noexcept {
     return !(*this == other);
   }
 
@@ -118,7 +111,7 @@ class callback_memory_resource_impl {
  * Thread-safety: as thread-safe as the callbacks are; the resource adds no shared mutable state.
  */
 class callback_memory_resource
-  : public cuda::mr::shared_resource<detail::callback_memory_resource_impl> {
+    : public cuda::mr::shared_resource<detail::callback_memory_resource_impl> {
   using shared_base = cuda::mr::shared_resource<detail::callback_memory_resource_impl>;
 
  public:
@@ -128,27 +121,24 @@ class callback_memory_resource
    * @param deallocate_callback The callback used for deallocation.
    * @param allocate_callback_arg Context passed to every call of @p allocate_callback; the caller
    * keeps the pointed-to data alive for the lifetime of the resource.
-   * @param deallocate_callback_arg Context passed to every call of @p deallocate_callback; as above.
+   * @param deallocate_callback_arg Context passed to every call of @p deallocate_callback; as
+   * above.
    * @throws rmm::logic_error if either callback is empty.
    */
   callback_memory_resource(allocate_callback_t allocate_callback,
                            deallocate_callback_t deallocate_callback,
                            void* allocate_callback_arg   = nullptr,
                            void* deallocate_callback_arg = nullptr)
-    : shared_base{cuda::std::in_place_type<detail::callback_memory_resource_impl>,
-                  std::move(allocate_callback),
-                  std::move(deallocate_callback),
-                  allocate_callback_arg,
-                  deallocate_callback_arg}
-  {
-  }
-  callback_memory_resource() = delete;
+      : shared_base{cuda::std::in_place_type<detail::callback_memory_resource_impl>,
+                    std::move(allocate_callback),
+                    std::move(deallocate_callback),
+                    allocate_callback_arg,
+                    deallocate_callback_arg} {}
+  callback_memory_resource()  = delete;
   ~callback_memory_resource() = default;
 
   /// @brief Enables the cuda::mr::device_accessible property.
-  friend void get_property(callback_memory_resource const&, cuda::mr::device_accessible) noexcept
-  {
-  }
+  friend void get_property(callback_memory_resource const&, cuda::mr::device_accessible) noexcept {}
 };
 
 static_assert(cuda::mr::resource_with<callback_memory_resource, cuda::mr::device_accessible>);

@@ -49,13 +49,12 @@ RMM_EXPORT int registry_device_count() noexcept;
  * @brief Returns @p device_id's value if it names an existing device.
  * @throws rmm::out_of_range naming the id and the device count otherwise.
  */
-inline int checked_device_index(cuda_device_id device_id)
-{
+inline int checked_device_index(cuda_device_id device_id) {
   int const count = registry_device_count();
   RMM_EXPECTS(device_id.value() >= 0 && device_id.value() < count,
               "device id " + std::to_string(device_id.value()) +
-                " is out of range: the process sees " + std::to_string(count) +
-                " CUDA device(s), so valid ids are in [0, " + std::to_string(count) + ")",
+                  " is out of range: the process sees " + std::to_string(count) +
+                  " CUDA device(s), so valid ids are in [0, " + std::to_string(count) + ")",
               rmm::out_of_range);
   return device_id.value();
 }
@@ -69,8 +68,7 @@ inline int checked_device_index(cuda_device_id device_id)
  * only while @p device_id is the current device.
  * @throws rmm::out_of_range if @p device_id is not in [0, number of devices).
  */
-inline device_async_resource_ref get_per_device_resource_ref(cuda_device_id device_id)
-{
+inline device_async_resource_ref get_per_device_resource_ref(cuda_device_id device_id) {
   return detail::registry_get(detail::checked_device_index(device_id));
 }
 
@@ -84,8 +82,7 @@ inline device_async_resource_ref get_per_device_resource_ref(cuda_device_id devi
  * @return An owning any_resource holding the previous resource for @p device_id.
  */
 inline cuda::mr::any_resource<cuda::mr::device_accessible> set_per_device_resource(
-  cuda_device_id device_id, cuda::mr::any_resource<cuda::mr::device_accessible> new_resource)
-{
+    cuda_device_id device_id, cuda::mr::any_resource<cuda::mr::device_accessible> new_resource) {
   return detail::registry_set(detail::checked_device_index(device_id), std::move(new_resource));
 }
 
@@ -99,19 +96,17 @@ inline cuda::mr::any_resource<cuda::mr::device_accessible> set_per_device_resour
  * @return An owning any_resource holding the previous resource for @p device_id.
  */
 [[deprecated("Use set_per_device_resource instead")]] inline cuda::mr::any_resource<
-  cuda::mr::device_accessible>
-set_per_device_resource_ref(cuda_device_id device_id, device_async_resource_ref new_resource_ref)
-{
+    cuda::mr::device_accessible>
+set_per_device_resource_ref(cuda_device_id device_id, device_async_resource_ref new_resource_ref) {
   return set_per_device_resource(
-    device_id, cuda::mr::any_resource<cuda::mr::device_accessible>{new_resource_ref});
+      device_id, cuda::mr::any_resource<cuda::mr::device_accessible>{new_resource_ref});
 }
 
 /**
  * @brief Get the device_async_resource_ref for the current device (`cudaGetDevice`).
  * @throws rmm::cuda_error if the current device cannot be determined.
  */
-inline device_async_resource_ref get_current_device_resource_ref()
-{
+inline device_async_resource_ref get_current_device_resource_ref() {
   return get_per_device_resource_ref(get_current_cuda_device());
 }
 
@@ -121,8 +116,7 @@ inline device_async_resource_ref get_current_device_resource_ref()
  * @return An owning any_resource holding the previous resource for the current device.
  */
 inline cuda::mr::any_resource<cuda::mr::device_accessible> set_current_device_resource(
-  cuda::mr::any_resource<cuda::mr::device_accessible> new_resource)
-{
+    cuda::mr::any_resource<cuda::mr::device_accessible> new_resource) {
   return set_per_device_resource(get_current_cuda_device(), std::move(new_resource));
 }
 
@@ -132,11 +126,10 @@ inline cuda::mr::any_resource<cuda::mr::device_accessible> set_current_device_re
  * @return An owning any_resource holding the previous resource for the current device.
  */
 [[deprecated("Use set_current_device_resource instead")]] inline cuda::mr::any_resource<
-  cuda::mr::device_accessible>
-set_current_device_resource_ref(device_async_resource_ref new_resource_ref)
-{
+    cuda::mr::device_accessible>
+set_current_device_resource_ref(device_async_resource_ref new_resource_ref) {
   return set_current_device_resource(
-    cuda::mr::any_resource<cuda::mr::device_accessible>{new_resource_ref});
+      cuda::mr::any_resource<cuda::mr::device_accessible>{new_resource_ref});
 }
 
 /**
@@ -145,8 +138,7 @@ set_current_device_resource_ref(device_async_resource_ref new_resource_ref)
  * @return An owning any_resource holding the previous resource for @p device_id.
  */
 inline cuda::mr::any_resource<cuda::mr::device_accessible> reset_per_device_resource(
-  cuda_device_id device_id)
-{
+    cuda_device_id device_id) {
   return set_per_device_resource(device_id, cuda_memory_resource{});
 }
 
@@ -154,8 +146,7 @@ inline cuda::mr::any_resource<cuda::mr::device_accessible> reset_per_device_reso
  * @brief Reset the memory resource for the current device to the initial cuda_memory_resource.
  * @return An owning any_resource holding the previous resource for the current device.
  */
-inline cuda::mr::any_resource<cuda::mr::device_accessible> reset_current_device_resource()
-{
+inline cuda::mr::any_resource<cuda::mr::device_accessible> reset_current_device_resource() {
   return reset_per_device_resource(get_current_cuda_device());
 }
 
@@ -164,9 +155,8 @@ inline cuda::mr::any_resource<cuda::mr::device_accessible> reset_current_device_
  * @deprecated Use reset_per_device_resource instead.
  */
 [[deprecated("Use reset_per_device_resource instead")]] inline cuda::mr::any_resource<
-  cuda::mr::device_accessible>
-reset_per_device_resource_ref(cuda_device_id device_id)
-{
+    cuda::mr::device_accessible>
+reset_per_device_resource_ref(cuda_device_id device_id) {
   return reset_per_device_resource(device_id);
 }
 
@@ -175,9 +165,8 @@ reset_per_device_resource_ref(cuda_device_id device_id)
  * @deprecated Use reset_current_device_resource instead.
  */
 [[deprecated("Use reset_current_device_resource instead")]] inline cuda::mr::any_resource<
-  cuda::mr::device_accessible>
-reset_current_device_resource_ref()
-{
+    cuda::mr::device_accessible>
+reset_current_device_resource_ref() {
   return reset_current_device_resource();
 }
 

@@ -57,29 +57,24 @@ class polymorphic_allocator {
    * @param mr The upstream memory resource to use for allocation.
    */
   polymorphic_allocator(cuda::mr::any_resource<cuda::mr::device_accessible> mr)
-    : mr_{std::move(mr)}
-  {
-  }
+      : mr_{std::move(mr)} {}
 
   /**
    * @brief Construct a polymorphic_allocator using the underlying memory resource of @p other
    * (a copy of its owning handle, so the new allocator does not depend on @p other's lifetime).
    */
   template <typename U>
-  polymorphic_allocator(polymorphic_allocator<U> const& other) noexcept : mr_{other.mr_}
-  {
-  }
+  polymorphic_allocator(polymorphic_allocator<U> const& other) noexcept : mr_{other.mr_} {}
 
   /**
    * @brief Allocates storage for @p num objects of type T on @p stream.
    * @throws rmm::bad_alloc if `num * sizeof(T)` overflows (the message names @p num); otherwise
    * what the resource throws (rmm::out_of_memory, rmm::bad_alloc).
    */
-  value_type* allocate(std::size_t num, cuda_stream_view stream)
-  {
+  value_type* allocate(std::size_t num, cuda_stream_view stream) {
     RMM_EXPECTS(num <= std::numeric_limits<std::size_t>::max() / sizeof(T),
                 "polymorphic_allocator: " + std::to_string(num) + " objects of " +
-                  std::to_string(sizeof(T)) + " bytes overflow std::size_t",
+                    std::to_string(sizeof(T)) + " bytes overflow std::size_t",
                 rmm::bad_alloc);
     return static_cast<value_type*>(mr_.allocate(stream, num * sizeof(T), alignment));
   }
@@ -88,14 +83,12 @@ class polymorphic_allocator {
    * @brief Deallocates storage pointed to by @p ptr on @p stream.
    * @pre @p ptr was returned by allocate(num, s) of an allocator that compares equal.
    */
-  void deallocate(value_type* ptr, std::size_t num, cuda_stream_view stream) noexcept
-  {
+  void deallocate(value_type* ptr, std::size_t num, cuda_stream_view stream) noexcept {
     mr_.deallocate(stream, ptr, num * sizeof(T), alignment);
   }
 
   /// @brief rmm::device_async_resource_ref to the upstream resource.
-  [[nodiscard]] rmm::device_async_resource_ref get_upstream_resource() const noexcept
-  {
+  [[nodiscard]] rmm::device_async_resource_ref get_upstream_resource() const noexcept {
     return rmm::device_async_resource_ref{mr_};
   }
 
@@ -103,21 +96,21 @@ class polymorphic_allocator {
   template <typename U>
   friend class polymorphic_allocator;
 
-  static constexpr std::size_t alignment =
-    alignof(T) > CUDA_ALLOCATION_ALIGNMENT ? alignof(T) : CUDA_ALLOCATION_ALIGNMENT;
+  static constexpr std::size_t alignment = alignof(T) > CUDA_ALLOCATION_ALIGNMENT
+                                               ? alignof(T)
+                                               : CUDA_ALLOCATION_ALIGNMENT;
 
   // mutable: the type-erased reference needs a non-const object; the allocator's logical state
   // (which resource it uses) never changes through it.
   mutable cuda::mr::any_resource<cuda::mr::device_accessible> mr_{
-    get_current_device_resource_ref()};
+      get_current_device_resource_ref()};
 };
 
 /**
  * @brief Two polymorphic_allocators are equal if their underlying memory resources compare equal.
  */
 template <typename T, typename U>
-bool operator==(polymorphic_allocator<T> const& lhs, polymorphic_allocator<U> const& rhs)
-{
+bool operator==(polymorphic_allocator<T> const& lhs, polymorphic_allocator<U> const& rhs) {
   return lhs.get_upstream_resource() == rhs.get_upstream_resource();
 }
 
@@ -126,8 +119,7 @@ bool operator==(polymorphic_allocator<T> const& lhs, polymorphic_allocator<U> co
  * not equal.
  */
 template <typename T, typename U>
-bool operator!=(polymorphic_allocator<T> const& lhs, polymorphic_allocator<U> const& rhs)
-{
+bool operator!=(polymorphic_allocator<T> const& lhs, polymorphic_allocator<U> const& rhs) {
   return !(lhs == rhs);
 }
 
@@ -160,33 +152,28 @@ class stream_allocator_adaptor {
    * @note @p stream must outlive the adaptor and its copies.
    */
   stream_allocator_adaptor(Allocator const& allocator, cuda_stream_view stream)
-    : alloc_{allocator}, stream_{stream}
-  {
-  }
+      : alloc_{allocator}, stream_{stream} {}
 
   /**
    * @brief Construct from `other.underlying_allocator()` (converted) and `other.stream()`.
    */
   template <typename OtherAllocator>
   stream_allocator_adaptor(stream_allocator_adaptor<OtherAllocator> const& other)
-    : stream_allocator_adaptor{Allocator{other.underlying_allocator()}, other.stream()}
-  {
-  }
+      : stream_allocator_adaptor{Allocator{other.underlying_allocator()}, other.stream()} {}
 
   /// @brief Rebinds the allocator to the specified type.
   template <typename T>
   struct rebind {
     /// The type to bind to.
-    using other =
-      stream_allocator_adaptor<typename std::allocator_traits<Allocator>::template rebind_alloc<T>>;
+    using other = stream_allocator_adaptor<
+        typename std::allocator_traits<Allocator>::template rebind_alloc<T>>;
   };
 
   /// @brief Allocates storage for @p num objects on stream(). Throws what the allocator throws.
   value_type* allocate(std::size_t num) { return alloc_.allocate(num, stream()); }
 
   /// @brief Deallocates storage pointed to by @p ptr on stream().
-  void deallocate(value_type* ptr, std::size_t num) noexcept
-  {
+  void deallocate(value_type* ptr, std::size_t num) noexcept {
     alloc_.deallocate(ptr, num, stream());
   }
 
@@ -203,15 +190,13 @@ class stream_allocator_adaptor {
 
 /// @brief Two stream_allocator_adaptors are equal if their underlying allocators compare equal.
 template <typename A, typename O>
-bool operator==(stream_allocator_adaptor<A> const& lhs, stream_allocator_adaptor<O> const& rhs)
-{
+bool operator==(stream_allocator_adaptor<A> const& lhs, stream_allocator_adaptor<O> const& rhs) {
   return lhs.underlying_allocator() == rhs.underlying_allocator();
 }
 
 /// @brief Two stream_allocator_adaptors are unequal if their underlying allocators are unequal.
 template <typename A, typename O>
-bool operator!=(stream_allocator_adaptor<A> const& lhs, stream_allocator_adaptor<O> const& rhs)
-{
+bool operator!=(stream_allocator_adaptor<A> const& lhs, stream_allocator_adaptor<O> const& rhs) {
   return !(lhs == rhs);
 }
 
@@ -219,8 +204,7 @@ bool operator!=(stream_allocator_adaptor<A> const& lhs, stream_allocator_adaptor
  * @brief Factory for a stream_allocator_adaptor of @p allocator on @p stream.
  */
 template <typename Allocator>
-auto make_stream_allocator_adaptor(Allocator const& allocator, cuda_stream_view stream)
-{
+auto make_stream_allocator_adaptor(Allocator const& allocator, cuda_stream_view stream) {
   return stream_allocator_adaptor<Allocator>{allocator, stream};
 }
 

@@ -11,9 +11,9 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 
+#include <cuda_runtime_api.h>
 #include <cuda/memory_resource>
 #include <cuda/stream_ref>
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdlib>
@@ -28,11 +28,10 @@ namespace detail {
  * Grace Hopper), as reported by `cudaDevAttrPageableMemoryAccess`.
  * @throws rmm::cuda_error if the attribute cannot be queried.
  */
-inline bool is_system_memory_supported(cuda_device_id device)
-{
+inline bool is_system_memory_supported(cuda_device_id device) {
   int pageable_access{0};
   RMM_CUDA_TRY(
-    cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, device.value()));
+      cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, device.value()));
   return pageable_access != 0;
 }
 
@@ -57,13 +56,12 @@ class system_memory_resource {
    * message names the device and what is missing).
    * @throws rmm::cuda_error if the device cannot be queried.
    */
-  system_memory_resource()
-  {
+  system_memory_resource() {
     auto const device = get_current_cuda_device();
     RMM_EXPECTS(detail::is_system_memory_supported(device),
                 "system_memory_resource: device " + std::to_string(device.value()) +
-                  " cannot access pageable system memory (cudaDevAttrPageableMemoryAccess is 0); "
-                  "it needs HMM or ATS");
+                    " cannot access pageable system memory (cudaDevAttrPageableMemoryAccess is 0); "
+                    "it needs HMM or ATS");
   }
   ~system_memory_resource()                                        = default;
   system_memory_resource(system_memory_resource const&)            = default;  ///< Default copy.
@@ -78,8 +76,7 @@ class system_memory_resource {
    */
   void* allocate([[maybe_unused]] cuda::stream_ref stream,
                  std::size_t bytes,
-                 std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT)
-  {
+                 std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) {
     return allocate_sync(bytes, alignment);
   }
 
@@ -87,35 +84,37 @@ class system_memory_resource {
   void deallocate(cuda::stream_ref stream,
                   void* ptr,
                   std::size_t bytes,
-                  std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
+                  std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept {
     RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(stream.get()));
     deallocate_sync(ptr, bytes, alignment);
   }
 
   /// @brief Allocates at least @p bytes bytes synchronously. Throws as allocate().
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT)
-  {
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) {
     rmm::detail::expect_supported_alignment(alignment, max_alignment, "system_memory_resource");
-    if (bytes == 0) { return nullptr; }
-    auto const align = alignment < CUDA_ALLOCATION_ALIGNMENT ? CUDA_ALLOCATION_ALIGNMENT : alignment;
-    RMM_EXPECTS(bytes <= SIZE_MAX - align,
-                "system_memory_resource: request of " + std::to_string(bytes) + " bytes is too large",
-                rmm::out_of_memory);
+    if (bytes == 0) {
+      return nullptr;
+    }
+    auto const align =
+        alignment < CUDA_ALLOCATION_ALIGNMENT ? CUDA_ALLOCATION_ALIGNMENT : alignment;
+    RMM_EXPECTS(
+        bytes <= SIZE_MAX - align,
+        "system_memory_resource: request of " + std::to_string(bytes) + " bytes is too large",
+        rmm::out_of_memory);
     // aligned_alloc requires the size to be a multiple of the alignment.
     void* ptr = std::aligned_alloc(align, align_up(bytes, align));
     RMM_EXPECTS(ptr != nullptr,
                 "system_memory_resource: the system allocator could not provide " +
-                  std::to_string(bytes) + " bytes",
+                    std::to_string(bytes) + " bytes",
                 rmm::out_of_memory);
     return ptr;
   }
 
   /// @brief Frees @p ptr synchronously.
-  void deallocate_sync(void* ptr,
-                       [[maybe_unused]] std::size_t bytes,
-                       [[maybe_unused]] std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
+  void deallocate_sync(
+      void* ptr,
+      [[maybe_unused]] std::size_t bytes,
+      [[maybe_unused]] std::size_t alignment = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept {
     std::free(ptr);
   }
 
