@@ -9,6 +9,8 @@
  * either free (in the list) or held by the driver; only held ranges are inserted, except in the
  * misuse operation, which must be rejected.
  */
+#include "fuzz_input.hpp"
+
 #include <rmm/mr/detail/address_ordered_free_list.hpp>
 
 #include <algorithm>
@@ -26,35 +28,11 @@
 
 namespace {
 
-#define FUZZ_CHECK(cond)                                                            \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
-  } while (0)
+using rmm::fuzz::reader;
 
 using rmm::mr::detail::address_ordered_free_list;
 using range_map = std::map<std::uintptr_t, std::size_t>;
 using ranges    = std::vector<std::pair<std::uintptr_t, std::size_t>>;
-
-class reader {
- public:
-  reader(std::uint8_t const* data, std::size_t size) : data_{data}, size_{size} {}
-  [[nodiscard]] bool done() const { return size_ == 0; }
-  std::uint8_t byte() {
-    if (size_ == 0) {
-      return 0;
-    }
-    --size_;
-    return *data_++;
-  }
-  std::size_t u16() { return std::size_t{byte()} | (std::size_t{byte()} << 8U); }
-
- private:
-  std::uint8_t const* data_;
-  std::size_t size_;
-};
 
 // Adds [p, p + n) to a map of disjoint ranges, merging with touching ranges unless `stop` says
 // a boundary separates them.

@@ -7,6 +7,8 @@
  * Input: byte 0 picks the block size; then each operation is an opcode byte and its operands.
  * A missing byte reads as zero, so every input is a valid program.
  */
+#include "fuzz_input.hpp"
+
 #include <rmm/mr/detail/fixed_size_free_list.hpp>
 
 #include <algorithm>
@@ -23,33 +25,9 @@
 
 namespace {
 
-#define FUZZ_CHECK(cond)                                                            \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
-  } while (0)
+using rmm::fuzz::reader;
 
 using rmm::mr::detail::fixed_size_free_list;
-
-class reader {
- public:
-  reader(std::uint8_t const* data, std::size_t size) : data_{data}, size_{size} {}
-  [[nodiscard]] bool done() const { return size_ == 0; }
-  std::uint8_t byte() {
-    if (size_ == 0) {
-      return 0;
-    }
-    --size_;
-    return *data_++;
-  }
-  std::size_t u16() { return std::size_t{byte()} | (std::size_t{byte()} << 8U); }
-
- private:
-  std::uint8_t const* data_;
-  std::size_t size_;
-};
 
 class driver {
  public:

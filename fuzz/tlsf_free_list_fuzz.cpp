@@ -7,6 +7,8 @@
  * Input: byte 0 picks the granularity; then each operation is an opcode byte and its operands.
  * A missing byte reads as zero, so every input is a valid program.
  */
+#include "fuzz_input.hpp"
+
 #include <rmm/mr/detail/tlsf_free_list.hpp>
 
 #include <algorithm>
@@ -25,34 +27,10 @@
 
 namespace {
 
-#define FUZZ_CHECK(cond)                                                            \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
-  } while (0)
+using rmm::fuzz::reader;
 
 using rmm::mr::detail::tlsf_free_list;
 using block_view = std::tuple<std::uintptr_t, std::size_t, bool>;
-
-class reader {
- public:
-  reader(std::uint8_t const* data, std::size_t size) : data_{data}, size_{size} {}
-  [[nodiscard]] bool done() const { return size_ == 0; }
-  std::uint8_t byte() {
-    if (size_ == 0) {
-      return 0;
-    }
-    --size_;
-    return *data_++;
-  }
-  std::size_t u16() { return std::size_t{byte()} | (std::size_t{byte()} << 8U); }
-
- private:
-  std::uint8_t const* data_;
-  std::size_t size_;
-};
 
 // Every block in an ordered map; fits by linear scan; neighbour merging within a region.
 class model {

@@ -3,6 +3,8 @@
  * @brief Tests of rmm::mr::detail::tlsf_free_list: edge cases, misuse errors, and randomised
  * operation sequences checked step by step against a naive reference model.
  */
+#include "free_list_test_helpers.hpp"
+
 #include <rmm/mr/detail/tlsf_free_list.hpp>
 
 #include <catch2/catch.hpp>
@@ -28,14 +30,8 @@ using range = std::pair<std::uintptr_t, std::size_t>;
 
 constexpr std::size_t MAX = std::numeric_limits<std::size_t>::max();
 
-std::string hex(std::uintptr_t v) {
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), "0123456789abcdef"[v & 0xFU]);
-    v >>= 4U;
-  } while (v != 0);
-  return "0x" + digits;
-}
+using rmm::test::hex;
+using rmm::test::require_invalid_argument;
 
 // A block as seen from outside: (base, size, free).
 using block_view = std::tuple<std::uintptr_t, std::size_t, bool>;
@@ -182,22 +178,6 @@ void check_agrees(tlsf_free_list const& list, reference_model const& model) {
 }
 
 // Calls f, which must throw std::invalid_argument whose message contains every fragment.
-template <typename F>
-void require_invalid_argument(F&& f, std::vector<std::string> const& fragments) {
-  bool threw = false;
-  try {
-    f();
-  } catch (std::invalid_argument const& e) {
-    threw = true;
-    std::string const msg{e.what()};
-    for (auto const& frag : fragments) {
-      INFO("message: " << msg);
-      REQUIRE(msg.find(frag) != std::string::npos);
-    }
-  }
-  REQUIRE(threw);
-}
-
 // Drives the list and the model with one random operation sequence.
 class random_run {
  public:

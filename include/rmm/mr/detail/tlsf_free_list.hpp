@@ -9,6 +9,8 @@
  */
 #pragma once
 
+#include <rmm/mr/detail/free_list_diagnostics.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -539,28 +541,11 @@ class tlsf_free_list {
     }
   }
 
-  static std::string hex(std::uintptr_t v) {
-    char buf[2 + 16];
-    std::size_t n = sizeof(buf);
-    do {
-      buf[--n] = "0123456789abcdef"[v & 0xFU];
-      v >>= 4U;
-    } while (v != 0);
-    buf[--n] = 'x';
-    buf[--n] = '0';
-    return std::string(buf + n, sizeof(buf) - n);
-  }
+  static std::string hex(std::uintptr_t v) { return format_hex(v); }
 
-  // The message is built only on failure: validate() runs after every step of the tests.
-  static void expect(bool ok, char const* what) {
-    if (!ok) {
-      throw std::logic_error(std::string{"tlsf_free_list::validate: "} + what);
-    }
-  }
+  static void expect(bool ok, char const* what) { expect_invariant(ok, "tlsf_free_list", what); }
   static void expect(bool ok, char const* what, std::uintptr_t at) {
-    if (!ok) {
-      expect(false, (std::string{what} + " (at " + hex(at) + ")").c_str());
-    }
+    expect_invariant(ok, "tlsf_free_list", what, at);
   }
 
   void validate_regions() const {

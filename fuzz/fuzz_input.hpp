@@ -1,0 +1,38 @@
+// Shared by the fuzz targets: a check that aborts (libFuzzer reports the input) and a reader that
+// turns the fuzzer's bytes into operation codes and operands, yielding zeros once they run out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#define FUZZ_CHECK(cond)                                                            \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      std::abort();                                                                 \
+    }                                                                               \
+  } while (0)
+
+namespace rmm::fuzz {
+
+class reader {
+ public:
+  reader(std::uint8_t const* data, std::size_t size) : data_{data}, size_{size} {}
+  [[nodiscard]] bool done() const { return size_ == 0; }
+  std::uint8_t byte() {
+    if (size_ == 0) {
+      return 0;
+    }
+    --size_;
+    return *data_++;
+  }
+  std::size_t u16() { return std::size_t{byte()} | (std::size_t{byte()} << 8U); }
+
+ private:
+  std::uint8_t const* data_;
+  std::size_t size_;
+};
+
+}  // namespace rmm::fuzz
