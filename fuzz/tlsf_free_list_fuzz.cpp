@@ -263,9 +263,10 @@ class driver {
       std::abort();
     }
     std::vector<block_view> got;
-    list_.for_each_block([&got](std::uintptr_t b, std::size_t s, bool f, std::size_t) {
-      got.emplace_back(b, s, f);
-    });
+    list_.for_each_block(
+        [&got](std::uintptr_t b, std::size_t s, bool f, std::size_t, tlsf_free_list::tag_t) {
+          got.emplace_back(b, s, f);
+        });
     FUZZ_CHECK(got == model_.view());
     FUZZ_CHECK(list_.largest_free_block() == model_.largest());
     std::size_t free_bytes = 0, free_blocks = 0, used = 0;

@@ -26,6 +26,7 @@ namespace {
 
 using rmm::mr::detail::fixed_size_free_list;
 using range = std::pair<std::uintptr_t, std::size_t>;
+using tag_t = fixed_size_free_list::tag_t;
 
 constexpr std::size_t MAX = std::numeric_limits<std::size_t>::max();
 
@@ -54,13 +55,14 @@ class reference_model {
     }
   }
 
-  // Checks that the list may have popped p, and records it.
-  bool pop(std::uintptr_t p) {
-    if (!stack_.empty()) {
-      if (stack_.back() != p) {
+  // Checks that the list may have popped p for tag t, and records it.
+  bool pop(std::uintptr_t p, std::size_t t) {
+    auto& stack = stacks_[t];
+    if (!stack.empty()) {
+      if (stack.back() != p) {
         return false;
       }
-      stack_.pop_back();
+      stack.pop_back();
     } else {
       auto it = chunks_.upper_bound(p);
       if (it == chunks_.begin()) {
@@ -76,9 +78,34 @@ class reference_model {
     return free_.erase(p) == 1;
   }
 
-  void push(std::uintptr_t p) {
+  void push(std::uintptr_t p, std::size_t t) {
     free_.insert(p);
-    stack_.push_back(p);
+    stacks_[t].push_back(p);
+  }
+
+  void retag(std::size_t from, std::size_t to) {
+    if (from == to) {
+      return;
+    }
+    auto& src = stacks_[from];
+    auto& dst = stacks_[to];
+    dst.insert(dst.begin(), src.begin(), src.end());
+    src.clear();
+  }
+
+  [[nodiscard]] std::size_t stacked(std::size_t t) const { return stacks_[t].size(); }
+
+  // True if a pop for tag t can succeed: a block of t's stack or a never-handed-out one.
+  [[nodiscard]] bool can_pop(std::size_t t) const {
+    if (!stacks_[t].empty()) {
+      return true;
+    }
+    for (auto const& [b, c] : chunks_) {
+      if (c.next_fresh < c.blocks) {
+        return true;
+      }
+    }
+    return false;
   }
 
   [[nodiscard]] bool owns(std::uintptr_t p) const {
@@ -111,13 +138,13 @@ class reference_model {
   std::size_t bs_;
   std::map<std::uintptr_t, chunk> chunks_;
   std::set<std::uintptr_t> free_;
-  std::vector<std::uintptr_t> stack_;
+  std::vector<std::vector<std::uintptr_t>> stacks_{8};
 };
 
 class random_run {
  public:
-  random_run(std::size_t block_size, std::uint64_t seed)
-      : list_{block_size}, model_{block_size}, bs_{block_size}, rng_{seed} {}
+  random_run(std::size_t block_size, std::uint64_t seed, std::size_t num_tags = 1)
+      : list_{block_size}, model_{block_size}, bs_{block_size}, rng_{seed}, tags_{num_tags} {}
 
   void run(int steps) {
     for (int i = 0; i < steps; ++i) {
@@ -126,6 +153,9 @@ class random_run {
       REQUIRE(list_.size() == model_.size());
       REQUIRE(list_.capacity() == model_.capacity());
       REQUIRE(list_.empty() == (model_.size() == 0));
+      for (std::size_t t = 0; t < tags_; ++t) {
+        REQUIRE(list_.stacked(static_cast<tag_t>(t)) == model_.stacked(t));
+      }
     }
   }
 
@@ -140,6 +170,8 @@ class random_run {
       pop();
     } else if (dice < 90) {
       push();
+    } else if (dice < 92) {
+      retag();
     } else if (dice < 95) {
       query();
     } else {
@@ -163,14 +195,25 @@ class random_run {
     next_ = std::max(next_, base + n * bs_);
   }
 
+  std::size_t pick_tag() { return pick(tags_); }
+
+  void retag() {
+    std::size_t const from = pick_tag();
+    std::size_t const to   = pick_tag();
+    std::size_t const n    = from == to ? 0 : model_.stacked(from);
+    REQUIRE(list_.retag(static_cast<tag_t>(from), static_cast<tag_t>(to)) == n);
+    model_.retag(from, to);
+  }
+
   void pop() {
-    auto const p = list_.pop();
-    REQUIRE(p.has_value() == (model_.size() != 0));
+    std::size_t const t = pick_tag();
+    auto const p        = list_.pop(static_cast<tag_t>(t));
+    REQUIRE(p.has_value() == model_.can_pop(t));
     if (!p) {
       return;
     }
-    INFO("pop returned " << hex(*p));
-    REQUIRE(model_.pop(*p));
+    INFO("pop for tag " << t << " returned " << hex(*p));
+    REQUIRE(model_.pop(*p, t));
     held_.push_back(*p);
   }
 
@@ -183,8 +226,9 @@ class random_run {
     std::uintptr_t const p = held_[i];
     held_[i]               = held_.back();
     held_.pop_back();
-    list_.push(p);
-    model_.push(p);
+    std::size_t const t = pick_tag();
+    list_.push(p, static_cast<tag_t>(t));
+    model_.push(p, t);
   }
 
   std::uintptr_t random_address() {
@@ -218,6 +262,7 @@ class random_run {
   reference_model model_;
   std::size_t bs_;
   std::mt19937_64 rng_;
+  std::size_t tags_;
   std::vector<std::uintptr_t> held_;
   std::vector<range> chunks_;
   std::uintptr_t next_{0x7f0000000000ULL};
@@ -331,4 +376,9 @@ TEST_CASE("fixed_size_free_list agrees with a reference model on random sequence
   }
   SECTION("block size 24") { random_run{24, 11}.run(8000); }
   SECTION("block size 1") { random_run{1, 12}.run(8000); }
+  SECTION("with tags (streams)") {
+    for (std::uint64_t seed : {21U, 22U, 23U}) {
+      random_run{256, seed, 3}.run(8000);
+    }
+  }
 }

@@ -33,13 +33,15 @@ constexpr std::size_t MAX = std::numeric_limits<std::size_t>::max();
 using rmm::test::hex;
 using rmm::test::require_invalid_argument;
 
-// A block as seen from outside: (base, size, free).
-using block_view = std::tuple<std::uintptr_t, std::size_t, bool>;
+// A block as seen from outside: (base, size, free, tag of a free block).
+using block_view = std::tuple<std::uintptr_t, std::size_t, bool, tlsf_free_list::tag_t>;
+using tag_t      = tlsf_free_list::tag_t;
 
 std::vector<block_view> blocks_of(tlsf_free_list const& list) {
   std::vector<block_view> out;
-  list.for_each_block(
-      [&out](std::uintptr_t b, std::size_t s, bool f, std::size_t) { out.emplace_back(b, s, f); });
+  list.for_each_block([&out](std::uintptr_t b, std::size_t s, bool f, std::size_t, tag_t t) {
+    out.emplace_back(b, s, f, f ? t : 0);
+  });
   return out;
 }
 
@@ -49,38 +51,66 @@ class reference_model {
  public:
   void insert_region(std::size_t id, std::uintptr_t base, std::size_t size) {
     regions_[id]  = {base, size};
-    blocks_[base] = {size, true, id};
+    blocks_[base] = {size, true, id, 0};
   }
 
-  [[nodiscard]] bool has_fit(std::size_t size) const { return largest() >= size; }
+  [[nodiscard]] bool has_fit(std::size_t size, tag_t tag) const { return largest(tag) >= size; }
 
-  [[nodiscard]] std::size_t largest() const {
+  [[nodiscard]] std::size_t largest(std::optional<tag_t> tag = std::nullopt) const {
     std::size_t best = 0;
     for (auto const& [base, b] : blocks_) {
-      if (b.free && b.size > best) {
+      if (b.free && (!tag || b.tag == *tag) && b.size > best) {
         best = b.size;
       }
     }
     return best;
   }
 
-  // Applies an allocation the structure made at ptr; false if ptr was not a fitting free block.
-  bool allocate_at(std::uintptr_t ptr, std::size_t size) {
+  [[nodiscard]] std::size_t free_bytes(tag_t tag) const {
+    std::size_t n = 0;
+    for (auto const& [base, b] : blocks_) {
+      n += b.free && b.tag == tag ? b.size : 0;
+    }
+    return n;
+  }
+
+  // Applies an allocation the structure made at ptr; false if ptr was not a fitting free block
+  // of the tag.
+  bool allocate_at(std::uintptr_t ptr, std::size_t size, tag_t tag) {
     auto it = blocks_.find(ptr);
-    if (it == blocks_.end() || !it->second.free || it->second.size < size) {
+    if (it == blocks_.end() || !it->second.free || it->second.size < size ||
+        it->second.tag != tag) {
       return false;
     }
     blk const old = it->second;
-    it->second    = {size, false, old.region};
+    it->second    = {size, false, old.region, 0};
     if (old.size > size) {
-      blocks_[ptr + size] = {old.size - size, true, old.region};
+      blocks_[ptr + size] = {old.size - size, true, old.region, tag};
     }
     return true;
   }
 
-  void deallocate(std::uintptr_t ptr) {
+  void retag(tag_t from, tag_t to) {
+    for (auto& [base, b] : blocks_) {
+      if (b.free && b.tag == from) {
+        b.tag = to;
+      }
+    }
+    for (auto it = blocks_.begin(); it != blocks_.end();) {
+      auto const next = std::next(it);
+      if (next != blocks_.end() && mergeable(*it, *next)) {
+        it->second.size += next->second.size;
+        blocks_.erase(next);
+      } else {
+        it = next;
+      }
+    }
+  }
+
+  void deallocate(std::uintptr_t ptr, tag_t tag) {
     auto it         = blocks_.find(ptr);
     it->second.free = true;
+    it->second.tag  = tag;
     auto const next = std::next(it);
     if (next != blocks_.end() && mergeable(*it, *next)) {
       it->second.size += next->second.size;
@@ -102,6 +132,16 @@ class reference_model {
 
   [[nodiscard]] bool region_fully_free(std::size_t id) const {
     auto const& [base, size] = regions_.at(id);
+    for (auto it = blocks_.find(base); it != blocks_.end() && it->first < base + size; ++it) {
+      if (!it->second.free) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  [[nodiscard]] bool region_single_free_block(std::size_t id) const {
+    auto const& [base, size] = regions_.at(id);
     auto const& b            = blocks_.at(base);
     return b.free && b.size == size;
   }
@@ -109,7 +149,7 @@ class reference_model {
   std::vector<range> take_free_regions() {
     std::vector<range> out;
     for (auto it = regions_.begin(); it != regions_.end();) {
-      if (region_fully_free(it->first)) {
+      if (region_single_free_block(it->first)) {
         out.push_back(it->second);
         blocks_.erase(it->second.first);
         it = regions_.erase(it);
@@ -124,7 +164,7 @@ class reference_model {
   [[nodiscard]] std::vector<block_view> blocks() const {
     std::vector<block_view> out;
     for (auto const& [base, b] : blocks_) {
-      out.emplace_back(base, b.size, b.free);
+      out.emplace_back(base, b.size, b.free, b.free ? b.tag : 0);
     }
     return out;
   }
@@ -154,12 +194,13 @@ class reference_model {
     std::size_t size;
     bool free;
     std::size_t region;
+    tag_t tag;
   };
 
   template <typename P>
   static bool mergeable(P const& lo, P const& hi) {
     return lo.second.free && hi.second.free && lo.second.region == hi.second.region &&
-           lo.first + lo.second.size == hi.first;
+           lo.second.tag == hi.second.tag && lo.first + lo.second.size == hi.first;
   }
 
   std::map<std::uintptr_t, blk> blocks_;
@@ -173,6 +214,10 @@ void check_agrees(tlsf_free_list const& list, reference_model const& model) {
   REQUIRE(list.allocated_bytes() == model.bytes(false));
   REQUIRE(list.total_bytes() == list.free_bytes() + list.allocated_bytes());
   REQUIRE(list.largest_free_block() == model.largest());
+  for (tag_t t = 0; t < 4; ++t) {
+    REQUIRE(list.largest_free_block(t) == model.largest(t));
+    REQUIRE(list.free_bytes(t) == model.free_bytes(t));
+  }
   REQUIRE(list.num_free_blocks() == model.free_blocks().size());
   REQUIRE(list.num_regions() == model.regions().size());
 }
@@ -181,8 +226,8 @@ void check_agrees(tlsf_free_list const& list, reference_model const& model) {
 // Drives the list and the model with one random operation sequence.
 class random_run {
  public:
-  random_run(std::size_t granularity, std::uint64_t seed)
-      : list_{granularity}, g_{granularity}, rng_{seed} {}
+  random_run(std::size_t granularity, std::uint64_t seed, tag_t num_tags = 1)
+      : list_{granularity}, g_{granularity}, rng_{seed}, num_tags_{num_tags} {}
 
   void run(int steps) {
     for (int i = 0; i < steps; ++i) {
@@ -207,6 +252,8 @@ class random_run {
       allocate(choose_size());
     } else if (dice < 90) {
       deallocate_some();
+    } else if (dice < 93) {
+      retag();
     } else if (dice < 96) {
       misuse();
     } else if (dice < 98) {
@@ -244,17 +291,28 @@ class random_run {
     return s > d ? s - d : s;
   }
 
+  tag_t pick_tag() { return static_cast<tag_t>(pick(num_tags_)); }
+
+  void retag() {
+    tag_t const from           = pick_tag();
+    tag_t const to             = pick_tag();
+    std::size_t const expected = from == to ? 0 : model_.free_bytes(from);
+    REQUIRE(list_.retag(from, to) == expected);
+    model_.retag(from, to);
+  }
+
   void allocate(std::size_t size) {
-    bool const fits  = model_.has_fit(size);
-    bool const claim = list_.largest_free_block() >= size;
+    tag_t const tag  = pick_tag();
+    bool const fits  = model_.has_fit(size, tag);
+    bool const claim = list_.largest_free_block(tag) >= size;
     REQUIRE(claim == fits);
-    auto const ptr = list_.allocate(size);
+    auto const ptr = list_.allocate(size, tag);
     REQUIRE(ptr.has_value() == fits);
     if (!ptr) {
       return;
     }
-    INFO("allocate(" << size << ") returned " << hex(*ptr));
-    REQUIRE(model_.allocate_at(*ptr, size));
+    INFO("allocate(" << size << ", tag " << tag << ") returned " << hex(*ptr));
+    REQUIRE(model_.allocate_at(*ptr, size, tag));
     REQUIRE(*ptr % g_ == 0);
     live_.push_back({*ptr, size});
   }
@@ -267,8 +325,9 @@ class random_run {
     live const l        = live_[i];
     live_[i]            = live_.back();
     live_.pop_back();
-    list_.deallocate(l.ptr, l.size);
-    model_.deallocate(l.ptr);
+    tag_t const tag = pick_tag();
+    list_.deallocate(l.ptr, l.size, tag);
+    model_.deallocate(l.ptr, tag);
     freed_.push_back(l);
     if (freed_.size() > 16) {
       freed_.erase(freed_.begin());
@@ -310,6 +369,7 @@ class random_run {
   reference_model model_;
   std::size_t g_;
   std::mt19937_64 rng_;
+  tag_t num_tags_;
   std::vector<live> live_;
   std::vector<live> freed_;
   std::uintptr_t next_base_{0x7f0000000000ULL};
@@ -521,4 +581,9 @@ TEST_CASE("tlsf_free_list agrees with a reference model on random sequences", "[
   }
   SECTION("granularity 1") { random_run{1, 42}.run(5000); }
   SECTION("granularity 4096") { random_run{4096, 7}.run(5000); }
+  SECTION("with tags (streams), granularity 256") {
+    for (std::uint64_t seed : {11U, 12U, 13U}) {
+      random_run{256, seed, 3}.run(5000);
+    }
+  }
 }

@@ -35,6 +35,13 @@ namespace rmm::mr::detail {
 class fixed_size_free_list {
  public:
   /**
+   * @brief Owner tag of a returned block (a stream, for the stream-ordered resource). Each tag
+   * has its own LIFO stack; `pop(t)` takes only blocks pushed with tag t, or blocks never handed
+   * out (which belong to no one). Tags are small dense integers; tag 0 always exists.
+   */
+  using tag_t = std::uint32_t;
+
+  /**
    * @brief Creates an empty list of blocks of @p block_size bytes.
    * @throws std::invalid_argument if @p block_size is zero.
    */
@@ -42,6 +49,7 @@ class fixed_size_free_list {
     if (block_size == 0) {
       throw std::invalid_argument("fixed_size_free_list: block size must not be zero");
     }
+    stacks_.emplace_back();
   }
 
   /**
@@ -73,13 +81,14 @@ class fixed_size_free_list {
   }
 
   /**
-   * @brief Takes a free block: the most recently pushed one, else one never handed out.
-   * @return Its address, or std::nullopt if the list is empty. Never throws.
+   * @brief Takes a free block: the one most recently pushed with @p tag, else one never handed
+   * out.
+   * @return Its address, or std::nullopt if neither exists. Never throws.
    */
-  std::optional<std::uintptr_t> pop() noexcept {
-    if (!stack_.empty()) {
-      entry const e = stack_.back();
-      stack_.pop_back();
+  std::optional<std::uintptr_t> pop(tag_t tag = 0) noexcept {
+    if (tag < stacks_.size() && !stacks_[tag].empty()) {
+      entry const e = stacks_[tag].back();
+      stacks_[tag].pop_back();
       return hand_out(e.chunk, e.block);
     }
     if (fresh_.empty()) {
@@ -96,18 +105,21 @@ class fixed_size_free_list {
 
   /**
    * @brief Returns the block at @p ptr, which must have been returned by `pop()` and not pushed
-   * since.
+   * since, onto the stack of @p tag.
    * @throws std::invalid_argument naming @p ptr if it lies in no chunk, is not the start of a
    * block, or the block is already free (double free).
    * @throws std::bad_alloc if the stack cannot grow. In both cases the list is unchanged.
    */
-  void push(std::uintptr_t ptr) {
+  void push(std::uintptr_t ptr, tag_t tag = 0) {
     auto const [id, b] = locate(ptr);
     if (!handed_out(id, b)) {
       throw std::invalid_argument("fixed_size_free_list: push of pointer " + hex(ptr) +
                                   ", which is already free (double free?)");
     }
-    stack_.push_back(entry{id, b});
+    if (tag >= stacks_.size()) {
+      stacks_.resize(std::size_t{tag} + 1);
+    }
+    stacks_[tag].push_back(entry{id, b});
     chunks_[id].handed_out[b / 64] &= ~bit(b);
     ++free_count_;
   }
@@ -126,6 +138,42 @@ class fixed_size_free_list {
     std::size_t const id = chunk_containing(ptr);
     return id != npos && (ptr - chunks_[id].base) % block_size_ == 0;
   }
+
+  /**
+   * @brief Moves every block pushed with tag @p from onto the stack of @p to (after its own
+   * blocks). O(blocks moved).
+   * @return The number of blocks moved.
+   * @throws std::bad_alloc if the stack cannot grow; the list is then unchanged.
+   */
+  std::size_t retag(tag_t from, tag_t to) {
+    if (from == to || from >= stacks_.size() || stacks_[from].empty()) {
+      return 0;
+    }
+    if (to >= stacks_.size()) {
+      stacks_.resize(std::size_t{to} + 1);
+    }
+    auto& src               = stacks_[from];
+    auto& dst               = stacks_[to];
+    std::size_t const moved = src.size();
+    dst.insert(dst.begin(), src.begin(), src.end());  // older blocks below: LIFO order kept
+    src.clear();
+    return moved;
+  }
+
+  /// @brief Number of blocks pushed with @p tag and not popped since.
+  [[nodiscard]] std::size_t stacked(tag_t tag) const noexcept {
+    return tag < stacks_.size() ? stacks_[tag].size() : 0;
+  }
+  /// @brief Number of blocks never handed out (usable with any tag).
+  [[nodiscard]] std::size_t fresh() const noexcept {
+    std::size_t n = free_count_;
+    for (auto const& st : stacks_) {
+      n -= st.size();
+    }
+    return n;
+  }
+  /// @brief One past the highest tag used so far.
+  [[nodiscard]] std::size_t num_tags() const noexcept { return stacks_.size(); }
 
   /// @brief Number of free blocks.
   [[nodiscard]] std::size_t size() const noexcept { return free_count_; }
@@ -152,7 +200,7 @@ class fixed_size_free_list {
   void clear() noexcept {
     chunks_.clear();
     by_base_.clear();
-    stack_.clear();
+    stacks_.assign(1, {});
     fresh_.clear();
     capacity_   = 0;
     free_count_ = 0;
@@ -178,7 +226,11 @@ class fixed_size_free_list {
     expect(by_base_.size() == chunks_.size(), "chunk map misses chunks");
     validate_stack();
     validate_fresh();
-    expect(free_count_ == stack_.size() + never, "free block count is off");
+    std::size_t stacked_blocks = 0;
+    for (auto const& st : stacks_) {
+      stacked_blocks += st.size();
+    }
+    expect(free_count_ == stacked_blocks + never, "free block count is off");
     expect(handed + free_count_ == capacity_, "handed-out bits disagree with counters");
   }
 
@@ -280,12 +332,14 @@ class fixed_size_free_list {
     for (chunk const& c : chunks_) {
       seen.push_back(c.handed_out);
     }
-    for (entry const& e : stack_) {
-      expect(e.chunk < chunks_.size() && e.block < chunks_[e.chunk].next_fresh,
-             "stack entry out of range");
-      std::uint64_t& word = seen[e.chunk][e.block / 64];
-      expect((word & bit(e.block)) == 0, "stacked block is handed out or stacked twice");
-      word |= bit(e.block);
+    for (auto const& st : stacks_) {
+      for (entry const& e : st) {
+        expect(e.chunk < chunks_.size() && e.block < chunks_[e.chunk].next_fresh,
+               "stack entry out of range");
+        std::uint64_t& word = seen[e.chunk][e.block / 64];
+        expect((word & bit(e.block)) == 0, "stacked block is handed out or stacked twice");
+        word |= bit(e.block);
+      }
     }
   }
 
@@ -313,7 +367,7 @@ class fixed_size_free_list {
   std::size_t block_size_;
   std::vector<chunk> chunks_;
   std::map<std::uintptr_t, std::size_t> by_base_;  // finds the chunk of a pushed pointer
-  std::vector<entry> stack_;                       // pushed blocks, LIFO
+  std::vector<std::vector<entry>> stacks_;         // pushed blocks per tag, LIFO
   std::vector<std::size_t> fresh_;                 // chunks with never-handed-out blocks
   std::size_t capacity_{};
   std::size_t free_count_{};

@@ -11,6 +11,7 @@
 
 #include <rmm/mr/detail/free_list_diagnostics.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,12 @@ class tlsf_free_list {
  public:
   /// @brief Identifies a region. Ids of regions removed by `take_free_regions()` may be reused.
   using region_id = std::size_t;
+  /**
+   * @brief Owner tag of a free block (a stream, for the stream-ordered pool). Free blocks are
+   * indexed per tag; `allocate(size, t)` only takes blocks of tag t, and a freed block merges only
+   * with free neighbours of its own tag. Tags are small dense integers; tag 0 always exists.
+   */
+  using tag_t = std::uint32_t;
 
   /**
    * @brief Creates an empty free list.
@@ -56,21 +63,20 @@ class tlsf_free_list {
                                   " is not a power of two");
     }
     shift_ = log2_floor(granularity);
-    for (auto& row : heads_) {
-      row.fill(nil);
-    }
+    index_.emplace_back();
   }
 
   /**
-   * @brief Adds the range [base, base + size) as one free block of a new region.
+   * @brief Adds the range [base, base + size) as one free block of tag @p tag in a new region.
    * @return The id of the new region.
    * @throws std::invalid_argument if @p size is zero, @p base or @p size is not a multiple of the
    * granularity, the range wraps around the address space, or it overlaps a known region.
    * @throws std::bad_alloc (or std::length_error) if bookkeeping cannot grow; the list is then
    * unchanged.
    */
-  region_id insert_region(std::uintptr_t base, std::size_t size) {
+  region_id insert_region(std::uintptr_t base, std::size_t size, tag_t tag = 0) {
     check_new_region(base, size);
+    ensure_tag(tag);
     region_id const rid = acquire_region();
     index_t idx         = nil;
     try {
@@ -87,6 +93,7 @@ class tlsf_free_list {
     block& b      = blocks_[idx];
     b.region      = rid;
     b.free        = true;
+    b.tag         = tag;
     link_free(idx);
     free_bytes_ += size;
     total_bytes_ += size;
@@ -100,13 +107,16 @@ class tlsf_free_list {
    * the start of the chosen free block; the rest stays free.
    *
    * @param size Multiple of the granularity, non-zero (callers round up first).
-   * @return The block's address, or std::nullopt if no free block has at least @p size bytes.
+   * @param tag Only free blocks of this tag are considered (see tag_t).
+   * @return The block's address, or std::nullopt if no free block of @p tag has at least
+   * @p size bytes.
    * @throws std::invalid_argument if @p size is zero or not a multiple of the granularity.
    * @throws std::bad_alloc if bookkeeping cannot grow; the list is then unchanged.
    */
-  std::optional<std::uintptr_t> allocate(std::size_t size) {
+  std::optional<std::uintptr_t> allocate(std::size_t size, tag_t tag = 0) {
     check_size("allocate", size);
-    index_t const idx = find_fit(size);
+    ensure_tag(tag);
+    index_t const idx = find_fit(size, index_[tag]);
     if (idx == nil) {
       return std::nullopt;
     }
@@ -115,36 +125,77 @@ class tlsf_free_list {
 
   /**
    * @brief Returns the block at @p ptr, which must have been returned by `allocate(size)` and
-   * not yet deallocated, and merges it with its free neighbours in the same region.
+   * not yet deallocated, as a free block of @p tag, and merges it with its free neighbours of the
+   * same tag in the same region.
    * @throws std::invalid_argument naming @p ptr and @p size if @p ptr is not the start of a block,
    * the block is already free (double free), or @p size differs from its size. The list is then
-   * unchanged. Never throws std::bad_alloc.
+   * unchanged.
+   * @throws std::bad_alloc only when @p tag is new and its index cannot be created (then
+   * unchanged). Never for an existing tag.
    */
-  void deallocate(std::uintptr_t ptr, std::size_t size) {
-    index_t idx = lookup_allocated(ptr, size);
-    block& b    = blocks_[idx];
-    b.free      = true;
+  void deallocate(std::uintptr_t ptr, std::size_t size, tag_t tag = 0) {
+    index_t const idx = lookup_allocated(ptr, size);
+    ensure_tag(tag);
+    block& b = blocks_[idx];
+    b.free   = true;
+    b.tag    = tag;
     free_bytes_ += size;
     allocated_bytes_ -= size;
     --regions_[b.region].allocated_blocks;
-    index_t const next = b.next_phys;
-    if (next != nil && blocks_[next].free) {
-      unlink_free(next);
-      absorb_next(idx);
+    coalesce_and_link(idx);
+  }
+
+  /**
+   * @brief Gives every free block of tag @p from to tag @p to, merging it with free neighbours
+   * of tag @p to. O(k) in the number k of free blocks of @p from (plus one vector of k indices).
+   * @return The number of bytes moved.
+   * @throws std::bad_alloc if bookkeeping cannot grow; the list is then unchanged.
+   */
+  std::size_t retag(tag_t from, tag_t to) {
+    ensure_tag(std::max(from, to));
+    if (from == to || index_[from].num_free == 0) {
+      return 0;
     }
-    index_t const prev = blocks_[idx].prev_phys;
-    if (prev != nil && blocks_[prev].free) {
-      unlink_free(prev);
-      absorb_next(prev);
-      idx = prev;
+    std::vector<index_t> moved;
+    moved.reserve(index_[from].num_free);
+    free_index const& src = index_[from];
+    for (std::uint64_t fl_map = src.fl_bitmap; fl_map != 0; fl_map &= fl_map - 1) {
+      std::size_t const fl = lowest_bit(fl_map);
+      for (std::uint32_t sl_map = src.sl_bitmap[fl]; sl_map != 0; sl_map &= sl_map - 1) {
+        for (index_t i = src.heads[fl][lowest_bit(sl_map)]; i != nil; i = blocks_[i].next_free) {
+          moved.push_back(i);
+        }
+      }
     }
-    link_free(idx);
+    std::size_t const bytes = index_[from].free_bytes;
+    for (index_t const i : moved) {
+      unlink_free(i);
+      blocks_[i].tag = to;
+      link_free(i);
+    }
+    for (index_t const i : moved) {
+      if (blocks_[i].free && blocks_[i].tag == to && blocks_[i].size != 0) {
+        unlink_free(i);
+        coalesce_and_link(i);
+      }
+    }
+    return bytes;
   }
 
   /// @brief The granularity given at construction.
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
   /// @brief Sum of the sizes of all free blocks.
   [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
+  /// @brief Sum of the sizes of the free blocks of @p tag (0 for a tag never used).
+  [[nodiscard]] std::size_t free_bytes(tag_t tag) const noexcept {
+    return tag < index_.size() ? index_[tag].free_bytes : 0;
+  }
+  /// @brief Number of free blocks of @p tag (0 for a tag never used).
+  [[nodiscard]] std::size_t num_free_blocks(tag_t tag) const noexcept {
+    return tag < index_.size() ? index_[tag].num_free : 0;
+  }
+  /// @brief One past the highest tag used so far.
+  [[nodiscard]] std::size_t num_tags() const noexcept { return index_.size(); }
   /// @brief Sum of the sizes of all allocated blocks.
   [[nodiscard]] std::size_t allocated_bytes() const noexcept { return allocated_bytes_; }
   /// @brief Sum of the sizes of all regions (`free_bytes() + allocated_bytes()`).
@@ -155,21 +206,34 @@ class tlsf_free_list {
   [[nodiscard]] std::size_t num_regions() const noexcept { return region_map_.size(); }
 
   /**
-   * @brief Size of the largest free block, exactly; 0 if there is none.
+   * @brief Size of the largest free block of any tag, exactly; 0 if there is none.
+   * O(number of tags) times the cost of `largest_free_block(tag)`.
+   */
+  [[nodiscard]] std::size_t largest_free_block() const noexcept {
+    std::size_t best = 0;
+    for (std::size_t t = 0; t < index_.size(); ++t) {
+      best = std::max(best, largest_free_block(static_cast<tag_t>(t)));
+    }
+    return best;
+  }
+
+  /**
+   * @brief Size of the largest free block of @p tag, exactly; 0 if there is none.
    *
    * O(1) to find the highest non-empty size class, then a scan of that one class's list when
    * the class spans more than one granule (its blocks differ in size). See the design note.
    */
-  [[nodiscard]] std::size_t largest_free_block() const noexcept {
-    if (fl_bitmap_ == 0) {
+  [[nodiscard]] std::size_t largest_free_block(tag_t tag) const noexcept {
+    if (tag >= index_.size() || index_[tag].fl_bitmap == 0) {
       return 0;
     }
-    std::size_t const fl = log2_floor(fl_bitmap_);
-    size_class const c{fl, log2_floor(sl_bitmap_[fl])};
+    free_index const& x  = index_[tag];
+    std::size_t const fl = log2_floor(x.fl_bitmap);
+    size_class const c{fl, log2_floor(x.sl_bitmap[fl])};
     std::size_t const lower = class_lower_units(c) << shift_;
     std::size_t const upper = lower + ((class_width_units(c) - 1) << shift_);
     std::size_t best        = 0;
-    for (index_t i = heads_[c.fl][c.sl]; i != nil && best != upper; i = blocks_[i].next_free) {
+    for (index_t i = x.heads[c.fl][c.sl]; i != nil && best != upper; i = blocks_[i].next_free) {
       if (blocks_[i].size > best) {
         best = blocks_[i].size;
       }
@@ -178,7 +242,8 @@ class tlsf_free_list {
   }
 
   /**
-   * @brief True if region @p id has no allocated block (it is then a single free block).
+   * @brief True if region @p id has no allocated block (its free blocks may still carry
+   * different tags; after `retag` of all of them to one tag it is a single free block).
    * @throws std::invalid_argument if @p id does not name a current region.
    */
   [[nodiscard]] bool region_fully_free(region_id id) const {
@@ -189,14 +254,16 @@ class tlsf_free_list {
   }
 
   /**
-   * @brief Removes every region that is entirely free and returns them as (base, size), in
-   * increasing address order, so the caller can give them back upstream.
+   * @brief Removes every region that is entirely free and a single free block (all its free
+   * space carries one tag) and returns them as (base, size), in increasing address order, so the
+   * caller can give them back upstream.
    * @throws std::bad_alloc if the result cannot be allocated; the list is then unchanged.
    */
   std::vector<std::pair<std::uintptr_t, std::size_t>> take_free_regions() {
     std::vector<region_id> ids;
     for (auto const& [base, rid] : region_map_) {
-      if (regions_[rid].allocated_blocks == 0) {
+      if (regions_[rid].allocated_blocks == 0 &&
+          blocks_[regions_[rid].first_block].next_phys == nil) {
         ids.push_back(rid);
       }
     }
@@ -212,16 +279,16 @@ class tlsf_free_list {
   }
 
   /**
-   * @brief Calls `f(base, size, is_free, region)` for every block, region by region in
-   * increasing address order. O(number of blocks); meant for logging, dumps and tests.
-   * @p f must not modify this list.
+   * @brief Calls `f(base, size, is_free, region, tag)` for every block, region by region in
+   * increasing address order (tag is meaningful for free blocks only). O(number of blocks);
+   * meant for logging, dumps and tests. @p f must not modify this list.
    */
   template <typename F>
   void for_each_block(F&& f) const {
     for (auto const& [base, rid] : region_map_) {
       for (index_t i = regions_[rid].first_block; i != nil; i = blocks_[i].next_phys) {
         block const& b = blocks_[i];
-        f(b.base, b.size, b.free, rid);
+        f(b.base, b.size, b.free, rid, b.tag);
       }
     }
   }
@@ -273,6 +340,7 @@ class tlsf_free_list {
     index_t next_phys{nil};
     index_t prev_free{nil};  // size-class list; next_free also chains spare descriptors
     index_t next_free{nil};
+    tag_t tag{0};  // owner of a free block
     bool free{false};
   };
 
@@ -288,6 +356,20 @@ class tlsf_free_list {
   struct size_class {
     std::size_t fl;
     std::size_t sl;
+  };
+
+  // The size-class index of one tag: list heads and the two bitmap levels.
+  struct free_index {
+    free_index() {
+      for (auto& row : heads) {
+        row.fill(nil);
+      }
+    }
+    std::array<std::array<index_t, sl_count>, fl_count> heads{};
+    std::array<std::uint32_t, fl_count> sl_bitmap{};
+    std::uint64_t fl_bitmap{};
+    std::size_t num_free{};
+    std::size_t free_bytes{};
   };
 
   static std::size_t log2_floor(std::uint64_t v) noexcept {
@@ -328,33 +410,34 @@ class tlsf_free_list {
   }
 
   // Lowest non-empty class >= c, by two bit scans.
-  [[nodiscard]] std::optional<size_class> nonempty_class_from(size_class c) const noexcept {
-    std::uint32_t const sl_map = sl_bitmap_[c.fl] & (~std::uint32_t{0} << c.sl);
+  [[nodiscard]] static std::optional<size_class> nonempty_class_from(size_class c,
+                                                                     free_index const& x) noexcept {
+    std::uint32_t const sl_map = x.sl_bitmap[c.fl] & (~std::uint32_t{0} << c.sl);
     if (sl_map != 0) {
       return size_class{c.fl, lowest_bit(sl_map)};
     }
     if (c.fl + 1 >= fl_count) {
       return std::nullopt;
     }
-    std::uint64_t const fl_map = fl_bitmap_ & (~std::uint64_t{0} << (c.fl + 1));
+    std::uint64_t const fl_map = x.fl_bitmap & (~std::uint64_t{0} << (c.fl + 1));
     if (fl_map == 0) {
       return std::nullopt;
     }
     std::size_t const fl = lowest_bit(fl_map);
-    return size_class{fl, lowest_bit(sl_bitmap_[fl])};
+    return size_class{fl, lowest_bit(x.sl_bitmap[fl])};
   }
 
-  [[nodiscard]] index_t find_fit(std::size_t size) const noexcept {
+  [[nodiscard]] index_t find_fit(std::size_t size, free_index const& x) const noexcept {
     std::size_t const units = size >> shift_;
     if (auto const good = good_fit_class(units)) {
-      if (auto const c = nonempty_class_from(*good)) {
-        return heads_[c->fl][c->sl];
+      if (auto const c = nonempty_class_from(*good, x)) {
+        return x.heads[c->fl][c->sl];
       }
     }
     // Nothing in a class that surely fits: only a block of the request's own class, larger
     // than the request, can still fit. The scan is confined to that one list.
     size_class const own = class_of_units(units);
-    for (index_t i = heads_[own.fl][own.sl]; i != nil; i = blocks_[i].next_free) {
+    for (index_t i = x.heads[own.fl][own.sl]; i != nil; i = blocks_[i].next_free) {
       if (blocks_[i].size >= size) {
         return i;
       }
@@ -377,6 +460,7 @@ class tlsf_free_list {
       block& t    = blocks_[tail];
       t.region    = b.region;
       t.free      = true;
+      t.tag       = b.tag;
       t.prev_phys = idx;
       t.next_phys = b.next_phys;
       if (b.next_phys != nil) {
@@ -386,6 +470,23 @@ class tlsf_free_list {
       link_free(tail);
     }
     return b.base;
+  }
+
+  // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
+  void coalesce_and_link(index_t idx) noexcept {
+    tag_t const tag    = blocks_[idx].tag;
+    index_t const next = blocks_[idx].next_phys;
+    if (next != nil && blocks_[next].free && blocks_[next].tag == tag) {
+      unlink_free(next);
+      absorb_next(idx);
+    }
+    index_t const prev = blocks_[idx].prev_phys;
+    if (prev != nil && blocks_[prev].free && blocks_[prev].tag == tag) {
+      unlink_free(prev);
+      absorb_next(prev);
+      idx = prev;
+    }
+    link_free(idx);
   }
 
   // Merges the (unlinked) next neighbour into idx and frees its descriptor.
@@ -420,37 +521,50 @@ class tlsf_free_list {
   }
 
   void link_free(index_t idx) noexcept {
-    size_class const c     = class_of_size(blocks_[idx].size);
-    index_t& head          = heads_[c.fl][c.sl];
-    blocks_[idx].prev_free = nil;
-    blocks_[idx].next_free = head;
+    block& b           = blocks_[idx];
+    free_index& x      = index_[b.tag];
+    size_class const c = class_of_size(b.size);
+    index_t& head      = x.heads[c.fl][c.sl];
+    b.prev_free        = nil;
+    b.next_free        = head;
     if (head != nil) {
       blocks_[head].prev_free = idx;
     }
     head = idx;
-    sl_bitmap_[c.fl] |= std::uint32_t{1} << c.sl;
-    fl_bitmap_ |= std::uint64_t{1} << c.fl;
+    x.sl_bitmap[c.fl] |= std::uint32_t{1} << c.sl;
+    x.fl_bitmap |= std::uint64_t{1} << c.fl;
+    ++x.num_free;
+    x.free_bytes += b.size;
     ++num_free_blocks_;
   }
 
   void unlink_free(index_t idx) noexcept {
-    size_class const c = class_of_size(blocks_[idx].size);
     block const& b     = blocks_[idx];
+    free_index& x      = index_[b.tag];
+    size_class const c = class_of_size(b.size);
     if (b.prev_free != nil) {
       blocks_[b.prev_free].next_free = b.next_free;
     } else {
-      heads_[c.fl][c.sl] = b.next_free;
+      x.heads[c.fl][c.sl] = b.next_free;
     }
     if (b.next_free != nil) {
       blocks_[b.next_free].prev_free = b.prev_free;
     }
-    if (heads_[c.fl][c.sl] == nil) {
-      sl_bitmap_[c.fl] &= ~(std::uint32_t{1} << c.sl);
-      if (sl_bitmap_[c.fl] == 0) {
-        fl_bitmap_ &= ~(std::uint64_t{1} << c.fl);
+    if (x.heads[c.fl][c.sl] == nil) {
+      x.sl_bitmap[c.fl] &= ~(std::uint32_t{1} << c.sl);
+      if (x.sl_bitmap[c.fl] == 0) {
+        x.fl_bitmap &= ~(std::uint64_t{1} << c.fl);
       }
     }
+    --x.num_free;
+    x.free_bytes -= b.size;
     --num_free_blocks_;
+  }
+
+  void ensure_tag(tag_t tag) {
+    if (tag >= index_.size()) {
+      index_.resize(std::size_t{tag} + 1);
+    }
   }
 
   // A descriptor for [base, base + size) registered in the address map; strong guarantee.
@@ -567,7 +681,9 @@ class tlsf_free_list {
         expect(b.region == rid && b.prev_phys == prev, "block has bad links", b.base);
         auto const it = by_address_.find(b.base);
         expect(it != by_address_.end() && it->second == i, "block not in the address map", b.base);
-        expect(!(b.free && prev != nil && blocks_[prev].free), "block is not coalesced", b.base);
+        expect(!(b.free && prev != nil && blocks_[prev].free && blocks_[prev].tag == b.tag),
+               "block is not coalesced",
+               b.base);
         cursor += b.size;
         ++blocks;
         if (b.free) {
@@ -593,24 +709,36 @@ class tlsf_free_list {
 
   void validate_free_lists() const {
     std::size_t listed = 0;
+    for (std::size_t t = 0; t < index_.size(); ++t) {
+      listed += validate_free_index(static_cast<tag_t>(t));
+    }
+    expect(listed == num_free_blocks_, "free lists do not hold every free block exactly once");
+  }
+
+  std::size_t validate_free_index(tag_t tag) const {
+    free_index const& x = index_[tag];
+    std::size_t listed = 0, bytes = 0;
     for (std::size_t fl = 0; fl < fl_count; ++fl) {
       for (std::size_t sl = 0; sl < sl_count; ++sl) {
-        index_t const head = heads_[fl][sl];
-        bool const bit     = ((sl_bitmap_[fl] >> sl) & 1U) != 0;
+        index_t const head = x.heads[fl][sl];
+        bool const bit     = ((x.sl_bitmap[fl] >> sl) & 1U) != 0;
         expect(bit == (head != nil), "second-level bitmap disagrees with list emptiness");
         index_t prev = nil;
         for (index_t i = head; i != nil; prev = i, i = blocks_[i].next_free) {
           size_class const c = class_of_size(blocks_[i].size);
           expect(blocks_[i].free && blocks_[i].prev_free == prev, "free list link is bad");
+          expect(blocks_[i].tag == tag, "block in the list of another tag", blocks_[i].base);
           expect(c.fl == fl && c.sl == sl, "block in wrong class", blocks_[i].base);
           ++listed;
+          bytes += blocks_[i].size;
         }
       }
-      bool const bit = ((fl_bitmap_ >> fl) & 1U) != 0;
-      expect(bit == (sl_bitmap_[fl] != 0), "first-level bitmap disagrees with second level");
+      bool const bit = ((x.fl_bitmap >> fl) & 1U) != 0;
+      expect(bit == (x.sl_bitmap[fl] != 0), "first-level bitmap disagrees with second level");
     }
-    expect(fl_bitmap_ >> fl_count == 0, "first-level bitmap has bits beyond the last class");
-    expect(listed == num_free_blocks_, "free lists do not hold every free block exactly once");
+    expect(x.fl_bitmap >> fl_count == 0, "first-level bitmap has bits beyond the last class");
+    expect(listed == x.num_free && bytes == x.free_bytes, "per-tag counters are off");
+    return listed;
   }
 
   std::size_t granularity_;
@@ -621,9 +749,7 @@ class tlsf_free_list {
   std::vector<region> regions_;
   region_id spare_regions_{no_region};
   std::map<std::uintptr_t, region_id> region_map_;  // by base: overlap checks, ordered output
-  std::array<std::array<index_t, sl_count>, fl_count> heads_{};
-  std::array<std::uint32_t, fl_count> sl_bitmap_{};
-  std::uint64_t fl_bitmap_{};
+  std::vector<free_index> index_;                   // one size-class index per tag
   std::size_t free_bytes_{};
   std::size_t allocated_bytes_{};
   std::size_t total_bytes_{};
