@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <rmm/mr/detail/address_map.hpp>
 #include <rmm/mr/detail/free_list_diagnostics.hpp>
 
 #include <algorithm>
@@ -502,12 +503,12 @@ class tlsf_free_list {
   }
 
   index_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const {
-    auto const it = by_address_.find(ptr);
-    if (it == by_address_.end()) {
+    index_t const found = by_address_.find(ptr);
+    if (found == address_map::npos) {
       throw std::invalid_argument("tlsf_free_list: deallocate of unknown pointer " + hex(ptr) +
                                   " (size " + std::to_string(size) + ")");
     }
-    block const& b = blocks_[it->second];
+    block const& b = blocks_[found];
     if (b.free) {
       throw std::invalid_argument("tlsf_free_list: double free of pointer " + hex(ptr) + " (size " +
                                   std::to_string(size) + ")");
@@ -517,7 +518,7 @@ class tlsf_free_list {
                                   " with size " + std::to_string(size) +
                                   ", but it was allocated with size " + std::to_string(b.size));
     }
-    return it->second;
+    return found;
   }
 
   void link_free(index_t idx) noexcept {
@@ -679,8 +680,7 @@ class tlsf_free_list {
         expect(b.base == cursor, "block does not start where its predecessor ends", b.base);
         expect(b.size != 0 && (b.size & (granularity_ - 1)) == 0, "block has a bad size", b.base);
         expect(b.region == rid && b.prev_phys == prev, "block has bad links", b.base);
-        auto const it = by_address_.find(b.base);
-        expect(it != by_address_.end() && it->second == i, "block not in the address map", b.base);
+        expect(by_address_.find(b.base) == i, "block not in the address map", b.base);
         expect(!(b.free && prev != nil && blocks_[prev].free && blocks_[prev].tag == b.tag),
                "block is not coalesced",
                b.base);
@@ -745,7 +745,7 @@ class tlsf_free_list {
   std::size_t shift_{};
   std::vector<block> blocks_;
   index_t spare_blocks_{nil};
-  std::unordered_map<std::uintptr_t, index_t> by_address_;  // every block, free or not
+  address_map by_address_;  // every block, free or not
   std::vector<region> regions_;
   region_id spare_regions_{no_region};
   std::map<std::uintptr_t, region_id> region_map_;  // by base: overlap checks, ordered output
