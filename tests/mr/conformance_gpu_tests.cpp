@@ -7,10 +7,14 @@
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/callback_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -103,6 +107,83 @@ struct callback_factory {
   }
 };
 
+// --- the suballocators and their compositions ---
+// Unless a factory says otherwise, a resource serves every size of the suite.
+template <typename Factory, typename = void>
+struct max_request_of {
+  static constexpr std::size_t value = ~std::size_t{0};
+};
+template <typename Factory>
+struct max_request_of<Factory, std::void_t<decltype(Factory::max_request)>> {
+  static constexpr std::size_t value = Factory::max_request;
+};
+
+struct pool_factory {
+  static constexpr char const* name = "pool_memory_resource";
+  static rmm::mr::pool_memory_resource make() {
+    return rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() {
+    return rmm::available_device_memory().second * 2;
+  }
+};
+
+struct pool_over_managed_factory {
+  static constexpr char const* name = "pool_memory_resource";
+  static rmm::mr::pool_memory_resource make() {
+    return rmm::mr::pool_memory_resource{rmm::mr::managed_memory_resource{}, 64 * MiB};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;  // the pool declares device access only
+  static std::optional<std::size_t> oom_probe() { return std::nullopt; }
+};
+
+struct pool_over_pinned_factory {
+  static constexpr char const* name = "pool_memory_resource";
+  static rmm::mr::pool_memory_resource make() {
+    return rmm::mr::pool_memory_resource{rmm::mr::pinned_host_memory_resource{}, 0, 4 * GiB};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() { return 8 * GiB; }  // above the maximum
+};
+
+struct fixed_size_factory {
+  static constexpr char const* name = "fixed_size_memory_resource";
+  static rmm::mr::fixed_size_memory_resource make() {
+    return rmm::mr::fixed_size_memory_resource{rmm::mr::cuda_memory_resource{}, 4 * MiB, 16};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible    = false;
+  static constexpr std::size_t max_request = 4 * MiB;
+  static std::optional<std::size_t> oom_probe() { return std::nullopt; }  // see its own tests
+};
+
+struct binning_over_pool_factory {
+  static constexpr char const* name = "binning_memory_resource";
+  static rmm::mr::binning_memory_resource make() {
+    return rmm::mr::binning_memory_resource{
+        rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}, 10, 16};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() {
+    return rmm::available_device_memory().second * 2;
+  }
+};
+
+struct arena_factory {
+  static constexpr char const* name = "arena_memory_resource";
+  static rmm::mr::arena_memory_resource make() {
+    return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, 2 * GiB};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() { return 3 * GiB; }  // above the arena
+};
+
 template <typename Factory>
 bool skip_if_unavailable() {
   auto const why = Factory::unavailable();
@@ -120,8 +201,10 @@ void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_s
 
 }  // namespace
 
-#define RMM_CONFORMANCE_FACTORIES \
-  cuda_factory, managed_factory, pinned_factory, system_factory, callback_factory
+#define RMM_CONFORMANCE_FACTORIES                                                                \
+  cuda_factory, managed_factory, pinned_factory, system_factory, callback_factory, pool_factory, \
+      pool_over_managed_factory, pool_over_pinned_factory, fixed_size_factory,                   \
+      binning_over_pool_factory, arena_factory
 
 TEMPLATE_TEST_CASE("conformance: properties and concepts",
                    "[gpu][conformance]",
@@ -154,6 +237,9 @@ TEMPLATE_TEST_CASE("conformance: sizes from 0 to 1 GiB",
                             MiB + 3,
                             64 * MiB,
                             GiB}) {
+    if (bytes > max_request_of<TestType>::value) {
+      continue;
+    }
     INFO(TestType::name << ": " << bytes << " bytes");
     void* ptr = mr.allocate(stream, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
     REQUIRE(ptr != nullptr);

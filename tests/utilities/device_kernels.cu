@@ -5,6 +5,12 @@
 namespace rmm::test {
 namespace {
 
+__device__ std::uint64_t globaltimer_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 __global__ void fill_kernel(std::uint8_t* data, std::size_t bytes, std::uint32_t seed) {
   auto const stride = static_cast<std::size_t>(blockDim.x) * gridDim.x;
   for (auto i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes;
@@ -30,6 +36,23 @@ __global__ void check_kernel(std::uint8_t const* data,
   }
 }
 
+__global__ void delayed_fill_kernel(std::uint8_t* data,
+                                    std::size_t bytes,
+                                    std::uint32_t seed,
+                                    std::uint64_t spin_ns) {
+  if (threadIdx.x == 0) {
+    auto const start = globaltimer_ns();
+    while (globaltimer_ns() - start < spin_ns) {
+    }
+  }
+  __syncthreads();
+  auto const stride = static_cast<std::size_t>(blockDim.x) * gridDim.x;
+  for (auto i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes;
+       i += stride) {
+    data[i] = pattern_byte(seed, i);
+  }
+}
+
 unsigned int grid_for(std::size_t bytes) {
   constexpr std::size_t threads = 256;
   auto const blocks             = (bytes + threads - 1) / threads;
@@ -43,6 +66,16 @@ void fill_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, cudaStream_t
     return;
   }
   fill_kernel<<<grid_for(bytes), 256, 0, stream>>>(static_cast<std::uint8_t*>(ptr), bytes, seed);
+  RMM_CUDA_TRY(cudaGetLastError());
+}
+
+void fill_pattern_after_delay(
+    void* ptr, std::size_t bytes, std::uint32_t seed, std::uint64_t spin_ns, cudaStream_t stream) {
+  if (bytes == 0) {
+    return;
+  }
+  delayed_fill_kernel<<<grid_for(bytes), 256, 0, stream>>>(
+      static_cast<std::uint8_t*>(ptr), bytes, seed, spin_ns);
   RMM_CUDA_TRY(cudaGetLastError());
 }
 

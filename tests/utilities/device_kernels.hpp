@@ -26,6 +26,13 @@ RMM_TEST_HOST_DEVICE constexpr std::uint8_t pattern_byte(std::uint32_t seed,
 /// @brief Launches a kernel on @p stream that writes the pattern of @p seed into @p bytes bytes.
 void fill_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, cudaStream_t stream);
 
+/**
+ * @brief Like fill_pattern, but the kernel first spins for about @p spin_ns nanoseconds: work that
+ * is still running when the host moves on, to expose missing stream ordering.
+ */
+void fill_pattern_after_delay(
+    void* ptr, std::size_t bytes, std::uint32_t seed, std::uint64_t spin_ns, cudaStream_t stream);
+
 /// @brief Counts, in a kernel on @p stream, the bytes that differ from the pattern of @p seed;
 /// synchronises @p stream and returns the count. Throws rmm::cuda_error on CUDA failure.
 std::size_t count_pattern_mismatches(void const* ptr,

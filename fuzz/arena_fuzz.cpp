@@ -1,0 +1,276 @@
+/**
+ * @file arena_fuzz.cpp
+ * @brief libFuzzer target: decodes the input into a sequence of operations on the host
+ * bookkeeping of arena_memory_resource (one global_arena, several stream_arenas, driven as the
+ * CUDA layer drives them), checks each step against a naive reference model, and aborts on any
+ * disagreement, failed validate() or unexpected exception.
+ *
+ * Input: byte 0 picks the arena size and the number of streams; then each operation is an opcode
+ * byte and its operands. A missing byte reads as zero, so every input is a valid program.
+ */
+#include "fuzz_input.hpp"
+
+#include <rmm/mr/detail/arena.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using rmm::fuzz::reader;
+namespace arena = rmm::mr::detail::arena;
+
+constexpr std::size_t SB   = arena::superblock_size;
+constexpr std::uintptr_t B = 0x10000000;
+
+class driver {
+ public:
+  driver(std::size_t size, std::size_t streams) : size_{size}, g_{B, size} {
+    for (std::size_t i = 0; i < streams; ++i) {
+      arenas_.emplace_back((i % 3) * SB + (i % 2) * 256);  // various cache sizes
+      held_.emplace_back();
+    }
+  }
+
+  void step(reader& in) {
+    switch (in.byte() % 8U) {
+      case 0:
+      case 1:
+      case 2:
+        allocate(in);
+        break;
+      case 3:
+      case 4:
+        free(in, true);
+        break;
+      case 5:
+        free(in, false);
+        break;
+      case 6:
+        reclaim(in.byte() % 2U == 0);
+        break;
+      default:
+        misuse(in);
+        break;
+    }
+    check();
+  }
+
+  void drain() {
+    while (!live_.empty()) {
+      free_block(live_.begin());
+    }
+    reclaim(false);
+    check();
+    FUZZ_CHECK(g_.free_bytes() == size_);
+    FUZZ_CHECK(g_.num_free_ranges() == 1);
+  }
+
+ private:
+  struct live_block {
+    std::size_t size;
+    std::size_t arena;
+  };
+
+  void allocate(reader& in) {
+    std::size_t const a = in.byte() % arenas_.size();
+    // Mostly small sizes, sometimes several superblocks.
+    std::size_t const n = 256 * (1 + (in.u16() >> (in.byte() % 16U)) % (3 * SB / 256));
+    std::optional<std::uintptr_t> expected;
+    for (auto const& [b, s] : arenas_[a].free_blocks()) {
+      if (s >= n) {
+        expected = b;
+        break;
+      }
+    }
+    auto p = arenas_[a].allocate(n);
+    FUZZ_CHECK(p == expected);
+    if (!p) {
+      auto grant = g_.acquire(n);
+      if (!grant) {
+        FUZZ_CHECK(g_.largest_free_block() < n);
+        return;
+      }
+      FUZZ_CHECK(grant->size >= n && grant->size % 256 == 0);
+      FUZZ_CHECK(grant->tickets == expected_tickets(grant->base, grant->size));
+      arenas_[a].add_superblock(grant->base, grant->size);
+      held_[a].emplace(grant->base, grant->size);
+      p = arenas_[a].allocate(n);
+      FUZZ_CHECK(p.has_value() && *p == grant->base);
+    }
+    auto next = live_.lower_bound(*p);
+    FUZZ_CHECK(next == live_.end() || next->first >= *p + n);
+    FUZZ_CHECK(next == live_.begin() ||
+               std::prev(next)->first + std::prev(next)->second.size <= *p);
+    auto sb = held_[a].upper_bound(*p);
+    FUZZ_CHECK(sb != held_[a].begin());
+    --sb;
+    FUZZ_CHECK(*p + n <= sb->first + sb->second);
+    live_.emplace(*p, live_block{n, a});
+  }
+
+  void free(reader& in, bool own_stream) {
+    if (live_.empty()) {
+      return;
+    }
+    auto it = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()));
+    if (own_stream) {
+      free_block(it);
+      return;
+    }
+    auto const [p, blk] = *it;
+    live_.erase(it);
+    FUZZ_CHECK(!arenas_[blk.arena].deallocate(p, blk.size, false));
+  }
+
+  void free_block(std::map<std::uintptr_t, live_block>::iterator it) {
+    auto const [p, blk] = *it;
+    live_.erase(it);
+    if (auto r = arenas_[blk.arena].deallocate(p, blk.size); r) {
+      give_back(blk.arena, *r, static_cast<arena::ticket>(blk.arena + 1));
+    }
+  }
+
+  void give_back(std::size_t a, arena::range r, arena::ticket t) {
+    auto const it = held_[a].find(r.base);
+    FUZZ_CHECK(it != held_[a].end() && it->second == r.size);
+    held_[a].erase(it);
+    g_.release(r.base, r.size, t);
+    if (t != arena::no_ticket) {
+      outstanding_.push_back({r, t});
+    }
+  }
+
+  void reclaim(bool with_tickets) {
+    for (std::size_t a = 0; a < arenas_.size(); ++a) {
+      for (auto const& r : arenas_[a].release_free_superblocks()) {
+        give_back(a, r, with_tickets ? static_cast<arena::ticket>(a + 1) : arena::no_ticket);
+      }
+    }
+    if (!with_tickets) {
+      g_.clear_tickets();
+      outstanding_.clear();
+    }
+  }
+
+  template <typename F>
+  static void expect_invalid(F&& f) {
+    bool threw = false;
+    try {
+      f();
+    } catch (std::invalid_argument const&) {
+      threw = true;
+    }
+    FUZZ_CHECK(threw);
+  }
+
+  void misuse(reader& in) {
+    std::size_t const which = in.byte() % 3U;
+    if (which == 0 && !live_.empty()) {
+      auto const [p, blk]     = *live_.begin();
+      std::size_t const other = (blk.arena + 1) % arenas_.size();
+      if (!arenas_[other].owns(p)) {
+        expect_invalid(
+            [&, p = p, n = blk.size] { static_cast<void>(arenas_[other].deallocate(p, n)); });
+      }
+    } else if (which == 1) {
+      auto const free = g_.free_ranges();
+      if (!free.empty()) {
+        expect_invalid([&] { g_.release(free.front().first, 256, 1); });
+      }
+    } else {
+      expect_invalid([&] { static_cast<void>(g_.acquire(1 + in.byte() % 255U)); });
+    }
+  }
+
+  std::vector<arena::ticket> expected_tickets(std::uintptr_t b, std::size_t n) {
+    std::vector<arena::ticket> out;
+    std::vector<std::pair<arena::range, arena::ticket>> rest;
+    for (auto const& [r, t] : outstanding_) {
+      std::uintptr_t const lo = std::max(r.base, b);
+      std::uintptr_t const hi = std::min(r.base + r.size, b + n);
+      if (lo >= hi) {
+        rest.push_back({r, t});
+        continue;
+      }
+      out.push_back(t);
+      if (r.base < lo) {
+        rest.push_back({arena::range{r.base, lo - r.base}, t});
+      }
+      if (hi < r.base + r.size) {
+        rest.push_back({arena::range{hi, r.base + r.size - hi}, t});
+      }
+    }
+    outstanding_ = std::move(rest);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  void check() {
+    try {
+      g_.validate();
+      for (auto const& a : arenas_) {
+        a.validate();
+      }
+    } catch (std::logic_error const& e) {
+      std::fprintf(stderr, "validate: %s\n", e.what());
+      std::abort();
+    }
+    std::size_t in_arenas = 0;
+    std::size_t allocated = 0;
+    for (std::size_t a = 0; a < arenas_.size(); ++a) {
+      std::size_t held = 0;
+      for (auto const& [b, s] : held_[a]) {
+        held += s;
+      }
+      FUZZ_CHECK(arenas_[a].held_bytes() == held);
+      in_arenas += arenas_[a].free_bytes();
+      allocated += arenas_[a].allocated_bytes();
+    }
+    std::size_t live = 0;
+    for (auto const& [p, blk] : live_) {
+      live += blk.size;
+    }
+    FUZZ_CHECK(allocated == live);
+    FUZZ_CHECK(g_.free_bytes() + in_arenas + live == size_);
+  }
+
+  std::size_t size_;
+  arena::global_arena g_;
+  std::vector<arena::stream_arena> arenas_;
+  std::vector<std::map<std::uintptr_t, std::size_t>> held_;
+  std::map<std::uintptr_t, live_block> live_;
+  std::vector<std::pair<arena::range, arena::ticket>> outstanding_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
+  reader in{data, size};
+  std::uint8_t const head   = in.byte();
+  std::size_t const superbs = 1 + (head & 0x0FU);           // 1..16 superblocks
+  std::size_t const tail    = 256 * ((head >> 4U) & 0x3U);  // and a short tail
+  std::size_t const streams = 1 + ((head >> 6U) & 0x3U);    // 1..4 stream arenas
+  try {
+    driver d{superbs * SB + tail, streams};
+    for (int ops = 0; ops < 2048 && !in.done(); ++ops) {
+      d.step(in);
+    }
+    d.drain();
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "unexpected exception: %s\n", e.what());
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,606 @@
+/**
+ * @file arena_memory_resource.hpp
+ * @brief A suballocator that emphasizes fragmentation avoidance and scalable concurrency support:
+ * a fixed global arena cut into superblocks, and one arena per stream suballocating them.
+ *
+ * Stream contract (see detail/arena.md for the full argument):
+ * - A block freed on stream S is immediately reusable by allocations on S, with no CUDA call:
+ *   work on S is ordered, so the next user of the block runs after the previous one.
+ * - Memory only moves between streams as whole superblocks through the global arena. When stream
+ *   arena A returns a superblock it records A's event on A's stream (on the freeing thread, so a
+ *   per-thread default stream is named correctly); an arena that later takes any byte of that
+ *   superblock makes its own stream wait on that event (cudaStreamWaitEvent). No device-wide
+ *   synchronisation on the normal path.
+ * - A block freed on a stream other than the one whose arena owns it (a cross-stream free) is the
+ *   slow path: the freeing stream is synchronised, then the block goes back to its owner's arena.
+ * - Out of memory: memory other streams returned is already in the global arena (taken
+ *   event-ordered, as above). Then (1) the entirely free superblocks cached by the calling
+ *   stream's arena and the legacy default stream's arena are returned (event-ordered) and the
+ *   request retried; (2) as a last resort the device is synchronised, every entirely free
+ *   superblock of every arena returned and the request retried once; (3) rmm::out_of_memory is
+ *   thrown (after logging a dump if dump_log_on_failure). The global arena never grows.
+ * - The resource only ever names the stream passed to the current call (or the legacy default
+ *   stream): a stream may be destroyed once the work on its blocks is done; it is never used
+ *   again by the resource unless a new stream gets the same handle (see arena.md, limits).
+ * - Works with the legacy default stream (one shared arena) and with per-thread default streams
+ *   (one arena per thread), see rmm::mr::detail::stream_key.
+ */
+#pragma once
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/alignment_checks.hpp>
+#include <rmm/error.hpp>
+#include <rmm/logger.hpp>
+#include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/stream_key.hpp>
+#include <rmm/process_is_exiting.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cuda/memory_resource>
+#include <cuda/std/utility>
+#include <cuda/stream_ref>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr {
+
+namespace detail {
+
+/**
+ * @brief The state of an arena_memory_resource: the global arena, the stream arenas, the locks.
+ * Not for direct use. Heap-allocated once and never moved (the thread-local caches and the
+ * tickets point into it).
+ *
+ * Lock order: stream_map_mutex_ -> one or more stream arena mutexes (all of them only on the
+ * last-resort path, in id order) -> global_mutex_. No thread takes an earlier lock while holding
+ * a later one.
+ */
+class arena_state {
+ public:
+  arena_state(cuda::mr::any_resource<cuda::mr::device_accessible> upstream,
+              std::optional<std::size_t> arena_size,
+              bool dump_log_on_failure)
+      : upstream_{std::move(upstream)},
+        dump_log_on_failure_{dump_log_on_failure},
+        id_{next_resource_id()} {
+    std::size_t size = 0;
+    if (arena_size.has_value()) {
+      size = *arena_size;
+      RMM_EXPECTS(size >= arena::minimum_arena_size,
+                  "arena_memory_resource: arena_size " + std::to_string(size) +
+                      " is below the minimum of " + std::to_string(arena::minimum_arena_size) +
+                      " bytes");
+      size = align_down(size, arena::allocation_granularity);
+    } else {
+      size = align_down(available_device_memory().first / 2, arena::superblock_size);
+      RMM_EXPECTS(size >= arena::minimum_arena_size,
+                  "arena_memory_resource: the default arena_size (half of the free device "
+                  "memory) is " +
+                      std::to_string(size) + " bytes, below the minimum of " +
+                      std::to_string(arena::minimum_arena_size) + " bytes");
+    }
+    void* base = nullptr;
+    try {
+      base = upstream_.allocate(cuda_stream_default, size, CUDA_ALLOCATION_ALIGNMENT);
+    } catch (rmm::out_of_memory const& e) {
+      throw rmm::out_of_memory{"arena_memory_resource: cannot allocate the global arena of " +
+                               std::to_string(size) + " bytes from upstream: " + e.what()};
+    }
+    try {
+      RMM_EXPECTS(base != nullptr &&
+                      reinterpret_cast<std::uintptr_t>(base) % CUDA_ALLOCATION_ALIGNMENT == 0,
+                  "arena_memory_resource: upstream returned a null or misaligned arena",
+                  rmm::bad_alloc);
+      cuda_stream_default.synchronize();
+      global_.emplace(reinterpret_cast<std::uintptr_t>(base), size);
+    } catch (...) {
+      upstream_.deallocate(cuda_stream_default, base, size, CUDA_ALLOCATION_ALIGNMENT);
+      throw;
+    }
+    base_ = base;
+  }
+
+  arena_state(arena_state const&)            = delete;
+  arena_state& operator=(arena_state const&) = delete;
+  arena_state(arena_state&&)                 = delete;
+  arena_state& operator=(arena_state&&)      = delete;
+
+  ~arena_state() {
+    if (process_is_exiting()) {
+      return;  // the CUDA runtime may be gone: leak the events and the arena
+    }
+    RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(cudaDeviceSynchronize());
+    for (auto const& s : by_id_) {
+      if (s->event != nullptr) {
+        RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(cudaEventDestroy(s->event));
+      }
+    }
+    upstream_.deallocate(cuda_stream_default, base_, global_->size(), CUDA_ALLOCATION_ALIGNMENT);
+  }
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    rmm::detail::expect_supported_alignment(
+        alignment, CUDA_ALLOCATION_ALIGNMENT, "arena_memory_resource");
+    if (bytes == 0) {
+      return nullptr;
+    }
+    auto const rounded = arena::round_up(bytes, arena::allocation_granularity);
+    if (!rounded || *rounded > global_->size()) {
+      fail(bytes, stream_key::of(stream));
+    }
+    stream_key const key  = stream_key::of(stream);
+    stream_arena_state& a = arena_for(key);
+    if (void* p = try_allocate(a, *rounded)) {
+      return p;
+    }
+    reclaim_nameable(a);
+    if (void* p = try_allocate(a, *rounded)) {
+      return p;
+    }
+    reclaim_all();
+    if (void* p = try_allocate(a, *rounded)) {
+      return p;
+    }
+    fail(bytes, key);
+  }
+
+  void deallocate(cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t) noexcept {
+    if (ptr == nullptr) {
+      return;
+    }
+    auto const p         = reinterpret_cast<std::uintptr_t>(ptr);
+    std::size_t const sz = arena::round_up(bytes, arena::allocation_granularity).value_or(0);
+    stream_key const key = stream_key::of(stream);
+    try {
+      if (stream_arena_state* a = find_arena(key); a != nullptr) {
+        std::unique_lock<std::mutex> lock{a->mutex};
+        if (a->host.owns(p)) {
+          if (auto const released = a->host.deallocate(p, sz); released) {
+            give_back(*a, {*released});
+          }
+          return;
+        }
+      }
+      deallocate_cross_stream(key, p, sz);
+    } catch (std::exception const& e) {
+      rmm::log(level_enum::error,
+               std::string{"arena_memory_resource: deallocate of "} + std::to_string(bytes) +
+                   " bytes at " + format_hex(p) + " failed: " + e.what());
+    }
+  }
+
+  [[nodiscard]] device_async_resource_ref upstream_ref() const noexcept { return upstream_; }
+
+  /// @brief Size of the global arena in bytes.
+  [[nodiscard]] std::size_t arena_size() const noexcept { return global_->size(); }
+
+  /// @brief Bytes of entirely free superblocks each stream arena keeps: 1/64 of the arena, at
+  /// least two standard superblocks.
+  [[nodiscard]] std::size_t cache_bytes() const noexcept {
+    return std::max(arena::default_cache_bytes, global_->size() / 64);
+  }
+
+ private:
+  struct stream_arena_state {
+    std::mutex mutex;
+    arena::stream_arena host;
+    cudaEvent_t event{};  // created on the first release; records only on `key`'s stream
+    stream_key key;
+    arena::ticket id{};
+  };
+
+  struct cache_entry {
+    std::uint64_t resource{};  // never-reused resource id: a stale entry can never match
+    stream_key key;
+    stream_arena_state* arena{};
+  };
+  static constexpr std::size_t cache_entries = 4;
+  struct thread_cache {
+    cache_entry entries[cache_entries];
+    std::size_t next{};
+  };
+
+  static std::uint64_t next_resource_id() noexcept {
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  static thread_cache& cache() noexcept {
+    static thread_local thread_cache c;
+    return c;
+  }
+
+  static std::string format_hex(std::uintptr_t v) { return detail::format_hex(v); }
+
+  // Hot path: the thread-local cache, else the map under a shared lock, else create.
+  stream_arena_state& arena_for(stream_key const& key) {
+    thread_cache& c = cache();
+    for (auto const& e : c.entries) {
+      if (e.resource == id_ && e.key == key) {
+        return *e.arena;
+      }
+    }
+    stream_arena_state* a = find_in_map(key);
+    if (a == nullptr) {
+      std::unique_lock<std::shared_mutex> lock{stream_map_mutex_};
+      auto& slot = streams_[key];
+      if (!slot) {
+        auto fresh  = std::make_unique<stream_arena_state>();
+        fresh->key  = key;
+        fresh->host = arena::stream_arena{cache_bytes()};
+        std::lock_guard<std::mutex> glock{global_mutex_};
+        by_id_.reserve(by_id_.size() + 1);
+        fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);
+        by_id_.push_back(fresh.get());
+        slot = std::move(fresh);
+      }
+      a = slot.get();
+    }
+    c.entries[c.next] = cache_entry{id_, key, a};
+    c.next            = (c.next + 1) % cache_entries;
+    return *a;
+  }
+
+  stream_arena_state* find_in_map(stream_key const& key) {
+    std::shared_lock<std::shared_mutex> lock{stream_map_mutex_};
+    auto const it = streams_.find(key);
+    return it == streams_.end() ? nullptr : it->second.get();
+  }
+
+  // Lookup without creating (for frees).
+  stream_arena_state* find_arena(stream_key const& key) {
+    for (auto const& e : cache().entries) {
+      if (e.resource == id_ && e.key == key) {
+        return e.arena;
+      }
+    }
+    return find_in_map(key);
+  }
+
+  // First fit in the arena; on a miss, a superblock from the global arena. nullptr if none.
+  void* try_allocate(stream_arena_state& a, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock{a.mutex};
+    if (auto const p = a.host.allocate(bytes); p) {
+      return reinterpret_cast<void*>(*p);
+    }
+    std::optional<arena::superblock_grant> grant;
+    std::vector<cudaEvent_t> waits;
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      grant = global_->acquire(bytes);
+      if (!grant) {
+        return nullptr;
+      }
+      for (arena::ticket const t : grant->tickets) {
+        if (t != a.id) {  // the arena's own releases are ordered by its stream already
+          waits.push_back(by_id_[t - 1]->event);
+        }
+      }
+      try {
+        owners_.emplace(grant->base, &a);
+      } catch (...) {
+        global_->release(*grant);
+        throw;
+      }
+    }
+    try {
+      for (cudaEvent_t const e : waits) {
+        RMM_CUDA_TRY(cudaStreamWaitEvent(a.key.handle, e, 0));
+      }
+      a.host.add_superblock(grant->base, grant->size);
+    } catch (...) {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      owners_.erase(grant->base);
+      global_->release(*grant);
+      throw;
+    }
+    auto const p = a.host.allocate(bytes);  // fits: the superblock holds at least `bytes`
+    return reinterpret_cast<void*>(*p);
+  }
+
+  // Returns superblocks of `a` (whose mutex the caller holds) to the global arena, ordered by an
+  // event recorded now on a's stream, which must be the caller's stream or the legacy one.
+  void give_back(stream_arena_state& a, std::vector<arena::range> const& ranges) noexcept {
+    arena::ticket t = a.id;
+    if ((a.event == nullptr &&
+         cudaEventCreateWithFlags(&a.event, cudaEventDisableTiming) != cudaSuccess) ||
+        cudaEventRecord(a.event, a.key.handle) != cudaSuccess) {
+      // Cannot order by event: order by waiting instead.
+      rmm::detail::clear_last_cuda_error();
+      RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(a.key.handle));
+      t = arena::no_ticket;
+    }
+    std::lock_guard<std::mutex> glock{global_mutex_};
+    for (auto const& r : ranges) {
+      owners_.erase(r.base);
+      try {
+        global_->release(r.base, r.size, t);
+      } catch (std::exception const& e) {
+        rmm::log(level_enum::error,
+                 std::string{"arena_memory_resource: cannot return a superblock: "} + e.what());
+      }
+    }
+  }
+
+  // Slow path: the block belongs to another stream's arena. Wait for the freeing stream so that
+  // the owner may reuse the block without further ordering, then hand it to the owner. The owner
+  // cannot release the superblock concurrently: the block is still allocated in it.
+  void deallocate_cross_stream(stream_key const& key, std::uintptr_t p, std::size_t bytes) {
+    stream_arena_state* owner = nullptr;
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      auto it = owners_.upper_bound(p);
+      if (it != owners_.begin()) {
+        owner = std::prev(it)->second;
+      }
+    }
+    RMM_EXPECTS(owner != nullptr,
+                "arena_memory_resource: " + format_hex(p) + " was not allocated by this resource",
+                rmm::logic_error);
+    RMM_CUDA_TRY(cudaStreamSynchronize(key.handle));
+    std::lock_guard<std::mutex> lock{owner->mutex};
+    // No release here: returning a superblock needs an event on the owner's stream, which this
+    // thread may not be able to name. The owner's cache or the out-of-memory path returns it.
+    static_cast<void>(owner->host.deallocate(p, bytes, /*allow_release=*/false));
+  }
+
+  std::vector<stream_arena_state*> snapshot() {
+    std::shared_lock<std::shared_mutex> lock{stream_map_mutex_};
+    std::vector<stream_arena_state*> out;
+    out.reserve(streams_.size());
+    for (auto const& [k, s] : streams_) {
+      out.push_back(s.get());
+    }
+    return out;
+  }
+
+  // Step 1 of out of memory: the calling stream's arena and the legacy default stream's arena
+  // return their entirely free superblocks, ordered by an event recorded now. Only these streams
+  // are certainly alive and nameable by this thread: another created stream may have been
+  // destroyed since its last call, and another thread's per-thread stream cannot be named.
+  void reclaim_nameable(stream_arena_state& own) {
+    std::vector<stream_arena_state*> arenas{&own};
+    if (own.key.handle != cudaStreamLegacy) {
+      if (stream_arena_state* legacy = find_in_map(stream_key{cudaStreamLegacy, {}}); legacy) {
+        arenas.push_back(legacy);
+      }
+    }
+    for (stream_arena_state* s : arenas) {
+      std::lock_guard<std::mutex> lock{s->mutex};
+      auto const ranges = s->host.release_free_superblocks();
+      if (!ranges.empty()) {
+        give_back(*s, ranges);
+      }
+    }
+  }
+
+  // Step 2 (last resort): with no arena able to free or release and no arena being created,
+  // synchronise the device; then every free block's last use is complete, so every entirely free
+  // superblock goes back without a ticket and the remembered tickets are dropped.
+  void reclaim_all() {
+    std::unique_lock<std::shared_mutex> map_lock{stream_map_mutex_};
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(by_id_.size());
+    for (stream_arena_state* s : by_id_) {  // id order
+      locks.emplace_back(s->mutex);
+    }
+    RMM_CUDA_TRY(cudaDeviceSynchronize());
+    std::lock_guard<std::mutex> glock{global_mutex_};
+    for (stream_arena_state* s : by_id_) {
+      for (auto const& r : s->host.release_free_superblocks()) {
+        owners_.erase(r.base);
+        global_->release(r.base, r.size, arena::no_ticket);
+      }
+    }
+    global_->clear_tickets();
+  }
+
+  [[noreturn]] void fail(std::size_t bytes, stream_key const& key) {
+    std::size_t free_bytes = 0;
+    std::size_t largest    = 0;
+    std::string dump;
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      free_bytes = global_->free_bytes();
+      largest    = global_->largest_free_block();
+      if (dump_log_on_failure_) {
+        dump = global_->describe();
+      }
+    }
+    for (stream_arena_state* s : snapshot()) {
+      std::lock_guard<std::mutex> lock{s->mutex};
+      free_bytes += s->host.free_bytes();
+      largest = std::max(largest, s->host.largest_free_block());
+      if (dump_log_on_failure_) {
+        dump += "stream arena " + std::to_string(s->id) + " (stream " + stream_name(s->key) +
+                "): " + s->host.describe();
+      }
+    }
+    std::string const msg = "arena_memory_resource: cannot allocate " + std::to_string(bytes) +
+                            " bytes on stream " + stream_name(key) + ": arena size " +
+                            std::to_string(global_->size()) + " bytes, free " +
+                            std::to_string(free_bytes) + " bytes, largest free block " +
+                            std::to_string(largest) + " bytes" + device_suffix();
+    if (dump_log_on_failure_) {
+      rmm::log(level_enum::error, msg + "\narena_memory_resource state:\n" + dump);
+      rmm::flush_log();
+    }
+    throw rmm::out_of_memory{msg};
+  }
+
+  static std::string device_suffix() {
+    int device{-1};
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      rmm::detail::clear_last_cuda_error();
+    }
+    return " [device " + std::to_string(device) + "]";
+  }
+
+  static std::string stream_name(stream_key const& key) {
+    if (key.handle == cudaStreamLegacy) {
+      return "legacy default";
+    }
+    if (key.per_thread()) {
+      std::ostringstream os;
+      os << "per-thread default of thread " << key.owner;
+      return os.str();
+    }
+    return format_hex(reinterpret_cast<std::uintptr_t>(key.handle));
+  }
+
+  mutable cuda::mr::any_resource<cuda::mr::device_accessible> upstream_;
+  bool dump_log_on_failure_;
+  std::uint64_t id_;
+  void* base_{};
+
+  std::shared_mutex stream_map_mutex_;  // guards streams_
+  std::unordered_map<stream_key, std::unique_ptr<stream_arena_state>, stream_key_hash> streams_;
+
+  std::mutex global_mutex_;  // guards global_, owners_, by_id_
+  std::optional<arena::global_arena> global_;
+  std::map<std::uintptr_t, stream_arena_state*> owners_;  // superblock base -> owning arena
+  std::vector<stream_arena_state*> by_id_;                // ticket - 1 -> arena
+};
+
+/// @brief Shared state of arena_memory_resource. Not for direct use.
+class arena_memory_resource_impl {
+ public:
+  explicit arena_memory_resource_impl(std::unique_ptr<arena_state> state)
+      : state_{std::move(state)} {}
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    return state_->allocate(stream, bytes, alignment);
+  }
+
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment) noexcept {
+    state_->deallocate(stream, ptr, bytes, alignment);
+  }
+
+  // Synchronous use means "usable on any stream on return": allocate on the legacy default
+  // stream and wait for it.
+  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
+    void* ptr = allocate(cuda_stream_legacy, bytes, alignment);
+    cuda_stream_legacy.synchronize();
+    return ptr;
+  }
+
+  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
+    deallocate(cuda_stream_legacy, ptr, bytes, alignment);
+  }
+
+  // Identity: two states are the same resource only if they are the same object.
+  bool operator==(arena_memory_resource_impl const& other) const noexcept { return this == &other; }
+  bool operator!=(arena_memory_resource_impl const& other) const noexcept {
+    return !(*this == other);
+  }
+
+ private:
+  std::unique_ptr<arena_state> state_;
+};
+
+}  // namespace detail
+
+/**
+ * @brief A suballocator that emphasizes fragmentation avoidance and scalable concurrency support.
+ *
+ * Allocation and deallocation are thread-safe. Also, this class is compatible with CUDA
+ * per-thread default stream.
+ *
+ * GPU memory is divided into a global arena, per-thread arenas for default streams, and
+ * per-stream arenas for non-default streams. Each arena allocates memory from the global arena in
+ * chunks called superblocks (2 MiB, or the request rounded up to a multiple of 2 MiB if larger).
+ *
+ * Blocks in each arena are allocated using address-ordered first fit. When a block is freed, it
+ * is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks are
+ * returned to the global arena (each arena keeps entirely free superblocks totalling up to 1/64
+ * of the arena, at least 4 MiB, for reuse).
+ *
+ * The global arena is one upstream allocation of fixed size made at construction; it never grows.
+ * Sizes are rounded up to 256 bytes; every block is 256-byte aligned. The stream-ordering
+ * contract is described at the top of this header and in detail/arena.md.
+ *
+ * This class is copyable and shares ownership of its internal state via
+ * cuda::mr::shared_resource.
+ *
+ * allocate(stream, bytes, alignment):
+ * - returns nullptr for 0 bytes;
+ * - @throws rmm::logic_error if alignment is not a power of two or exceeds 256;
+ * - @throws rmm::out_of_memory if the request cannot be met after reclaiming free superblocks;
+ *   the message states the requested bytes, the arena size, its free bytes and its largest free
+ *   block.
+ *
+ * deallocate(stream, nullptr, 0, alignment) is a no-op.
+ */
+class arena_memory_resource : public cuda::mr::shared_resource<detail::arena_memory_resource_impl> {
+  using shared_base = cuda::mr::shared_resource<detail::arena_memory_resource_impl>;
+
+ public:
+  /**
+   * @brief Constructs an arena memory resource, allocating the whole global arena from
+   * @p upstream (on the default stream, then synchronised).
+   *
+   * @param upstream The resource from which to allocate blocks for the global arena.
+   * @param arena_size Size in bytes of the global arena (rounded down to a multiple of 256).
+   * Defaults to half of the available memory on the current device (rounded down to 2 MiB).
+   * @param dump_log_on_failure If true, dump memory log when running out of memory: the state of
+   * the global arena and of every stream arena is written through rmm::log at level error.
+   * @throws rmm::logic_error naming the size if @p arena_size is below 2 MiB (including 0).
+   * @throws rmm::out_of_memory if the upstream cannot provide the arena (its message appended).
+   * @throws rmm::cuda_error if the device cannot be queried or synchronised.
+   */
+  explicit arena_memory_resource(cuda::mr::any_resource<cuda::mr::device_accessible> upstream,
+                                 std::optional<std::size_t> arena_size = std::nullopt,
+                                 bool dump_log_on_failure              = false)
+      : arena_memory_resource{
+            new detail::arena_state{std::move(upstream), arena_size, dump_log_on_failure}} {}
+
+  /// @brief Releases this reference; the last one synchronises the device and returns the arena
+  /// to the upstream (skipped while the process is exiting).
+  ~arena_memory_resource() = default;
+
+  /**
+   * @brief The upstream resource the global arena was allocated from. Valid while any copy of
+   * this resource exists.
+   */
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept {
+    return state_->upstream_ref();
+  }
+
+  /// @brief Enables the cuda::mr::device_accessible property.
+  friend void get_property(arena_memory_resource const&, cuda::mr::device_accessible) noexcept {}
+
+ private:
+  // Takes ownership of `state` (deleted if building the shared state throws).
+  explicit arena_memory_resource(detail::arena_state* state)
+      : shared_base{cuda::std::in_place_type<detail::arena_memory_resource_impl>,
+                    std::unique_ptr<detail::arena_state>{state}},
+        state_{state} {}
+
+  detail::arena_state* state_;  // owned by the shared impl; stable for its lifetime
+};
+
+static_assert(cuda::mr::resource_with<arena_memory_resource, cuda::mr::device_accessible>);
+
+}  // namespace rmm::mr

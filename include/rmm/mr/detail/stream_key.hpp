@@ -1,0 +1,74 @@
+/**
+ * @file stream_key.hpp
+ * @brief Identity of a CUDA stream as seen by the stream-ordered resources: per-thread default
+ * streams are told apart by thread.
+ */
+#pragma once
+
+#include <rmm/detail/export.hpp>
+
+#include <cuda/stream_ref>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief A process-wide unique, never reused, non-zero id of the calling thread (std::thread::id
+ * values are reused after a thread exits, which would make a new thread's per-thread default
+ * stream look like an old one's). Defined in librmm so that every module sees one counter.
+ */
+RMM_EXPORT std::uint64_t this_thread_uid() noexcept;
+
+/**
+ * @brief Which stream a handle denotes for the calling thread.
+ *
+ * The handle `cudaStreamPerThread` (and the handle 0 in a translation unit built with
+ * `CUDA_API_PER_THREAD_DEFAULT_STREAM`) denotes a different stream in every thread, so the key
+ * adds the calling thread's id. `cudaStreamLegacy` and 0 without per-thread default streams are the
+ * one legacy default stream. Created streams are keyed by handle alone.
+ *
+ * A per-thread stream can be named only from its own thread: anything that must later be ordered
+ * after work on it (an event record) has to happen in that thread, at the time of the free.
+ */
+struct stream_key {
+  cudaStream_t handle{};  ///< cudaStreamLegacy, cudaStreamPerThread, or a created stream
+  std::uint64_t owner{};  ///< this_thread_uid() of a per-thread default stream's thread; else 0
+
+  /// @brief True if the stream is a per-thread default stream.
+  [[nodiscard]] bool per_thread() const noexcept { return handle == cudaStreamPerThread; }
+
+  /// @brief The key of @p stream for the calling thread.
+  static stream_key of(cuda::stream_ref stream) noexcept {
+    cudaStream_t handle = stream.get();
+    if (handle == nullptr) {
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+      handle = cudaStreamPerThread;
+#else
+      handle = cudaStreamLegacy;
+#endif
+    }
+    if (handle == cudaStreamPerThread) {
+      return stream_key{handle, this_thread_uid()};
+    }
+    return stream_key{handle, {}};
+  }
+
+  friend bool operator==(stream_key const& a, stream_key const& b) noexcept {
+    return a.handle == b.handle && a.owner == b.owner;
+  }
+  friend bool operator!=(stream_key const& a, stream_key const& b) noexcept { return !(a == b); }
+};
+
+/// @brief Hash of a stream_key, for unordered containers.
+struct stream_key_hash {
+  std::size_t operator()(stream_key const& k) const noexcept {
+    return std::hash<void*>{}(static_cast<void*>(k.handle)) ^
+           (std::hash<std::uint64_t>{}(k.owner) << 1U);
+  }
+};
+
+}  // namespace rmm::mr::detail

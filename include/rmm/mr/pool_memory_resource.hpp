@@ -1,0 +1,325 @@
+/**
+ * @file pool_memory_resource.hpp
+ * @brief A coalescing, stream-ordered suballocator over a pool grown from an upstream resource.
+ */
+#pragma once
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/alignment_checks.hpp>
+#include <rmm/error.hpp>
+#include <rmm/logger.hpp>
+#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/stream_ordered_core.hpp>
+#include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/process_is_exiting.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cuda/memory_resource>
+#include <cuda/std/utility>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr {
+namespace detail {
+
+/// @brief Shared state of pool_memory_resource. Not for direct use.
+class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resource_impl> {
+  friend class stream_ordered_core<pool_memory_resource_impl>;
+  using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
+  static constexpr char const* name = "pool_memory_resource";
+
+ public:
+  pool_memory_resource_impl(upstream_t upstream,
+                            std::size_t initial_pool_size,
+                            std::optional<std::size_t> maximum_pool_size)
+      : upstream_{std::move(upstream)},
+        maximum_{maximum_pool_size.value_or(std::numeric_limits<std::size_t>::max())} {
+    RMM_EXPECTS(initial_pool_size % CUDA_ALLOCATION_ALIGNMENT == 0,
+                std::string{name} + ": initial_pool_size " + std::to_string(initial_pool_size) +
+                    " is not a multiple of " + std::to_string(CUDA_ALLOCATION_ALIGNMENT) +
+                    " bytes");
+    if (maximum_pool_size) {
+      RMM_EXPECTS(*maximum_pool_size % CUDA_ALLOCATION_ALIGNMENT == 0,
+                  std::string{name} + ": maximum_pool_size " + std::to_string(*maximum_pool_size) +
+                      " is not a multiple of " + std::to_string(CUDA_ALLOCATION_ALIGNMENT) +
+                      " bytes");
+      RMM_EXPECTS(*maximum_pool_size >= initial_pool_size,
+                  std::string{name} + ": maximum_pool_size " + std::to_string(*maximum_pool_size) +
+                      " is below initial_pool_size " + std::to_string(initial_pool_size));
+    }
+    if (initial_pool_size > 0) {
+      void* base =
+          upstream_.allocate(cuda_stream_default, initial_pool_size, CUDA_ALLOCATION_ALIGNMENT);
+      cuda_stream_default.synchronize();  // unowned memory must be usable on every stream
+      free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), initial_pool_size, 0);
+    }
+  }
+
+  pool_memory_resource_impl(pool_memory_resource_impl const&)            = delete;
+  pool_memory_resource_impl& operator=(pool_memory_resource_impl const&) = delete;
+
+  ~pool_memory_resource_impl() {
+    synchronize_for_teardown();
+    if (rmm::process_is_exiting()) {
+      return;  // the CUDA context may already be gone: leave the memory to the driver
+    }
+    free_list_.for_each_region([this](auto, std::uintptr_t base, std::size_t size, bool) {
+      upstream_.deallocate(
+          cuda_stream_default, reinterpret_cast<void*>(base), size, CUDA_ALLOCATION_ALIGNMENT);
+    });
+  }
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
+    if (bytes == 0) {
+      return nullptr;
+    }
+    if (bytes > max_request) {
+      throw rmm::out_of_memory(std::string{name} + ": cannot allocate " + std::to_string(bytes) +
+                               " bytes: larger than any pool can hold");
+    }
+    return allocate_on(stream, bytes, align_up(bytes, CUDA_ALLOCATION_ALIGNMENT));
+  }
+
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t /*alignment*/) noexcept {
+    if (ptr == nullptr) {
+      return;
+    }
+    deallocate_on(stream, ptr, align_up(bytes, CUDA_ALLOCATION_ALIGNMENT));
+  }
+
+  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
+    void* ptr = allocate(cuda_stream_default, bytes, alignment);
+    cuda_stream_default.synchronize();
+    return ptr;
+  }
+
+  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
+    deallocate(cuda_stream_default, ptr, bytes, alignment);
+  }
+
+  bool operator==(pool_memory_resource_impl const& other) const noexcept { return this == &other; }
+
+  friend pool_memory_resource_impl* get_property(pool_memory_resource_impl const& self,
+                                                 state_of<pool_memory_resource_impl>) noexcept {
+    return const_cast<pool_memory_resource_impl*>(&self);
+  }
+  bool operator!=(pool_memory_resource_impl const& other) const noexcept {
+    return !(*this == other);
+  }
+
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept {
+    return device_async_resource_ref{upstream_};
+  }
+
+  [[nodiscard]] std::size_t pool_size() const noexcept {
+    std::lock_guard<std::mutex> lock(mutex());
+    return free_list_.total_bytes();
+  }
+
+  [[nodiscard]] std::optional<std::size_t> maximum_pool_size() const noexcept {
+    if (maximum_ == std::numeric_limits<std::size_t>::max()) {
+      return std::nullopt;
+    }
+    return maximum_;
+  }
+
+  [[nodiscard]] std::size_t free_bytes() const noexcept {
+    std::lock_guard<std::mutex> lock(mutex());
+    return free_list_.free_bytes();
+  }
+
+  [[nodiscard]] std::size_t largest_free_block() const noexcept {
+    std::lock_guard<std::mutex> lock(mutex());
+    return free_list_.largest_free_block();
+  }
+
+ private:
+  using tag_t = tlsf_free_list::tag_t;
+  static constexpr std::size_t max_request =
+      std::numeric_limits<std::size_t>::max() - CUDA_ALLOCATION_ALIGNMENT;
+  // Growth takes at least this much (or the pool's current size, whichever is larger), so that
+  // a growing pool makes O(log size) upstream calls.
+  static constexpr std::size_t min_growth = std::size_t{32} << 20U;
+
+  // --- hooks of stream_ordered_core (called with the lock held) ---
+  std::optional<void*> try_allocate(std::size_t size, tag_t tag) {
+    if (auto p = free_list_.allocate(size, tag)) {
+      return reinterpret_cast<void*>(*p);
+    }
+    return std::nullopt;
+  }
+
+  void free_block(void* ptr, std::size_t size, tag_t tag) noexcept {
+    try {
+      free_list_.deallocate(reinterpret_cast<std::uintptr_t>(ptr), size, tag);
+    } catch (std::exception const& e) {
+      rmm::log(level_enum::error, std::string{name} + ": deallocate ignored: " + e.what());
+    }
+  }
+
+  [[nodiscard]] bool tag_may_fit(tag_t tag, std::size_t size) const {
+    return free_list_.largest_free_block(tag) >= size;
+  }
+  void retag(tag_t from, tag_t to) { free_list_.retag(from, to); }
+  [[nodiscard]] std::size_t tag_free_bytes(tag_t tag) const { return free_list_.free_bytes(tag); }
+
+  bool grow(std::size_t size, cuda::stream_ref stream, tag_t tag) {
+    std::size_t const current = free_list_.total_bytes();
+    if (current > maximum_ || size > maximum_ - current) {
+      last_upstream_error_ =
+          "growing by " + std::to_string(size) + " bytes would exceed the maximum";
+      return false;
+    }
+    std::size_t const room = maximum_ - current;
+    std::size_t const want =
+        std::min(room, align_up(std::max({size, current, min_growth}), CUDA_ALLOCATION_ALIGNMENT));
+    return take_from_upstream(want, stream, tag) ||
+           (want != size && take_from_upstream(size, stream, tag));
+  }
+
+  bool take_from_upstream(std::size_t bytes, cuda::stream_ref stream, tag_t tag) {
+    try {
+      void* base = upstream_.allocate(stream, bytes, CUDA_ALLOCATION_ALIGNMENT);
+      try {
+        free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), bytes, tag);
+      } catch (...) {
+        upstream_.deallocate(stream, base, bytes, CUDA_ALLOCATION_ALIGNMENT);
+        throw;
+      }
+      return true;
+    } catch (std::bad_alloc const& e) {
+      last_upstream_error_ =
+          "upstream failed to allocate " + std::to_string(bytes) + " bytes: " + e.what();
+      return false;
+    }
+  }
+
+  void release_free_upstream() {
+    for (auto const& [base, size] : free_list_.take_free_regions()) {
+      upstream_.deallocate(
+          cuda_stream_default, reinterpret_cast<void*>(base), size, CUDA_ALLOCATION_ALIGNMENT);
+    }
+  }
+
+  [[nodiscard]] std::string describe_oom(std::size_t requested, std::size_t rounded) const {
+    std::string max = maximum_ == std::numeric_limits<std::size_t>::max()
+                          ? std::string{"no maximum"}
+                          : "maximum " + std::to_string(maximum_) + " bytes";
+    return std::string{name} + ": cannot allocate " + std::to_string(requested) + " bytes (" +
+           std::to_string(rounded) + " after rounding): pool size " +
+           std::to_string(free_list_.total_bytes()) + " bytes of " + max + ", free " +
+           std::to_string(free_list_.free_bytes()) + " bytes, largest free block " +
+           std::to_string(free_list_.largest_free_block()) + " bytes; " + last_upstream_error_;
+  }
+
+  upstream_t mutable upstream_;
+  std::size_t maximum_;
+  tlsf_free_list free_list_{CUDA_ALLOCATION_ALIGNMENT};
+  std::string last_upstream_error_;
+};
+
+}  // namespace detail
+
+/**
+ * @brief A coalescing best-fit suballocator which uses a pool of memory allocated from an
+ * upstream memory_resource.
+ *
+ * The pool grows from its upstream on demand (a generous chunk: at least 32 MiB or its current
+ * size, falling back to exactly the request near `maximum_pool_size`) and gives everything back
+ * when the last copy is destroyed (unless rmm::process_is_exiting()). Free space is indexed by a
+ * two-level segregated fit free list (detail/tlsf_free_list.hpp): O(1) allocation and coalescing
+ * deallocation.
+ *
+ * Stream semantics (see detail/stream_ordered_core.hpp): memory freed on a stream is reused on
+ * that stream at once with no CUDA call; other streams reuse it after an event wait; device-wide
+ * synchronisation happens only as a last resort before reporting out-of-memory. Streams on which
+ * memory was freed must outlive the pool or be synchronised before they are destroyed.
+ *
+ * Allocation and deallocation are thread-safe (one mutex per pool). Also, this class is
+ * compatible with CUDA per-thread default stream.
+ *
+ * This class is copyable and shares ownership of its internal state, allowing multiple instances
+ * to safely reference the same underlying pool.
+ */
+class pool_memory_resource : public cuda::mr::shared_resource<detail::pool_memory_resource_impl> {
+  using shared_base = cuda::mr::shared_resource<detail::pool_memory_resource_impl>;
+
+ public:
+  /**
+   * @brief Construct a pool_memory_resource and allocate the initial device memory pool using
+   * upstream.
+   *
+   * @param upstream The resource from which to allocate blocks for the pool.
+   * @param initial_pool_size Minimum size, in bytes, of the initial pool (may be 0).
+   * @param maximum_pool_size Maximum size, in bytes, that the pool can grow to (a hard cap).
+   * Defaults to all of the available memory from the upstream resource.
+   * @throws rmm::logic_error if initial_pool_size is not aligned to a multiple of 256 bytes.
+   * @throws rmm::logic_error if maximum_pool_size is neither the default nor aligned to a multiple
+   * of 256 bytes, or is below initial_pool_size.
+   * @throws rmm::out_of_memory (or what the upstream throws) if the initial pool cannot be had.
+   */
+  explicit pool_memory_resource(cuda::mr::any_resource<cuda::mr::device_accessible> upstream,
+                                std::size_t initial_pool_size,
+                                std::optional<std::size_t> maximum_pool_size = std::nullopt)
+      : shared_base{cuda::std::in_place_type<detail::pool_memory_resource_impl>,
+                    std::move(upstream),
+                    initial_pool_size,
+                    maximum_pool_size} {}
+
+  ~pool_memory_resource() = default;
+
+  /**
+   * @brief rmm::device_async_resource_ref to the upstream resource
+   * @return rmm::device_async_resource_ref to the upstream resource
+   */
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept {
+    return state().get_upstream_resource();
+  }
+
+  /**
+   * @brief Computes the size of the current pool. Includes allocated as well as free memory.
+   * @return std::size_t The total size of the currently allocated pool.
+   */
+  [[nodiscard]] std::size_t pool_size() const noexcept { return state().pool_size(); }
+
+  /// @brief The cap given at construction; std::nullopt if none.
+  [[nodiscard]] std::optional<std::size_t> maximum_pool_size() const noexcept {
+    return state().maximum_pool_size();
+  }
+
+  /// @brief Bytes of the pool not allocated (in every stream's free list).
+  [[nodiscard]] std::size_t free_bytes() const noexcept { return state().free_bytes(); }
+
+  /// @brief Size of the largest free block (of any stream).
+  [[nodiscard]] std::size_t largest_free_block() const noexcept {
+    return state().largest_free_block();
+  }
+
+  /// @brief Enables the cuda::mr::device_accessible property.
+  friend void get_property(pool_memory_resource const&, cuda::mr::device_accessible) noexcept {}
+
+ private:
+  [[nodiscard]] detail::pool_memory_resource_impl& state() const noexcept {
+    return detail::shared_state<detail::pool_memory_resource_impl>(
+        static_cast<shared_base const&>(*this));
+  }
+};
+
+static_assert(cuda::mr::resource_with<pool_memory_resource, cuda::mr::device_accessible>);
+
+}  // namespace rmm::mr

@@ -1,0 +1,294 @@
+// GPU tests of arena_memory_resource: construction and argument errors, stream ordering
+// (same-stream reuse, cross-stream frees, superblocks moving between streams), per-thread default
+// streams, out of memory (message and log dump), and a multi-threaded stress with data checks.
+// Built twice: with the legacy and with the per-thread default stream.
+#include "../utilities/device_kernels.hpp"
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/error.hpp>
+#include <rmm/logger.hpp>
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using Catch::Matchers::Contains;
+using rmm::mr::arena_memory_resource;
+constexpr std::size_t KiB = 1024;
+constexpr std::size_t MiB = 1024 * KiB;
+constexpr std::size_t A   = rmm::CUDA_ALLOCATION_ALIGNMENT;
+
+arena_memory_resource make_arena(std::size_t size, bool dump = false) {
+  return arena_memory_resource{rmm::mr::cuda_memory_resource{}, size, dump};
+}
+
+void fill_and_check(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_stream_view s) {
+  rmm::test::fill_pattern(ptr, bytes, seed, s.value());
+  CHECK(rmm::test::count_pattern_mismatches(ptr, bytes, seed, s.value()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("arena: concepts, copies share state", "[gpu][arena]") {
+  STATIC_REQUIRE(cuda::mr::resource_with<arena_memory_resource, cuda::mr::device_accessible>);
+  STATIC_REQUIRE(
+      cuda::mr::synchronous_resource_with<arena_memory_resource, cuda::mr::device_accessible>);
+  STATIC_REQUIRE(std::is_copy_constructible_v<arena_memory_resource>);
+  auto mr   = make_arena(64 * MiB);
+  auto copy = mr;
+  CHECK(copy == mr);
+  CHECK(make_arena(8 * MiB) != mr);
+  rmm::cuda_stream stream;
+  void* p = copy.allocate(stream, 1000, A);
+  mr.deallocate(stream, p, 1000, A);  // freed through another copy: same state
+  rmm::device_async_resource_ref ref{mr};
+  void* q = ref.allocate(stream, 4 * KiB, A);
+  CHECK(q == p);  // a block freed on a stream is reused first on it
+  ref.deallocate(stream, q, 4 * KiB, A);
+  rmm::device_async_resource_ref up = mr.get_upstream_resource();
+  void* direct                      = up.allocate(stream, 256, A);
+  up.deallocate(stream, direct, 256, A);
+}
+
+TEST_CASE("arena: default arena size and bad arguments", "[gpu][arena]") {
+  {
+    arena_memory_resource mr{rmm::mr::cuda_memory_resource{}};  // half of the free memory
+    rmm::cuda_stream stream;
+    void* p = mr.allocate(stream, 64 * MiB, A);
+    fill_and_check(p, 64 * MiB, 7, stream);
+    mr.deallocate(stream, p, 64 * MiB, A);
+  }
+  CHECK_THROWS_AS(make_arena(0), rmm::logic_error);
+  CHECK_THROWS_WITH(make_arena(0), Contains("arena_size 0 is below the minimum"));
+  CHECK_THROWS_WITH(make_arena(MiB), Contains("arena_size 1048576"));
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream stream;
+  CHECK_THROWS_AS(mr.allocate(stream, 1000, 3), rmm::logic_error);
+  CHECK_THROWS_WITH(mr.allocate(stream, 1000, 3),
+                    Contains("arena_memory_resource") && Contains("alignment 3"));
+  CHECK_THROWS_WITH(mr.allocate(stream, 1000, 512), Contains("alignment 512 exceeds"));
+  CHECK(mr.allocate(stream, 0, A) == nullptr);
+  mr.deallocate(stream, nullptr, 0, A);
+  for (std::size_t alignment = 1; alignment <= A; alignment *= 2) {
+    void* p = mr.allocate(stream, 1, alignment);
+    CHECK(rmm::is_pointer_aligned(p, A));
+    mr.deallocate(stream, p, 1, alignment);
+  }
+  void* s = mr.allocate_sync(MiB, A);
+  RMM_CUDA_TRY(cudaMemset(s, 0x5a, MiB));
+  RMM_CUDA_TRY(cudaDeviceSynchronize());
+  mr.deallocate_sync(s, MiB, A);
+}
+
+TEST_CASE("arena: allocations on many streams are distinct and keep their data", "[gpu][arena]") {
+  auto mr = make_arena(512 * MiB);
+  std::vector<rmm::cuda_stream> streams(8);
+  struct block {
+    void* p;
+    std::size_t bytes;
+    std::size_t stream;
+    std::uint32_t seed;
+  };
+  std::vector<block> blocks;
+  std::mt19937 rng{11};
+  std::uint32_t seed = 100;
+  for (int i = 0; i < 200; ++i) {
+    std::size_t const s     = static_cast<std::size_t>(rng() % streams.size());
+    std::size_t const bytes = 1 + rng() % (rng() % 4 == 0 ? 8 * MiB : 64 * KiB);
+    void* p                 = mr.allocate(streams[s], bytes, A);
+    REQUIRE(p != nullptr);
+    rmm::test::fill_pattern(p, bytes, ++seed, streams[s].value());
+    blocks.push_back({p, bytes, s, seed});
+  }
+  for (auto const& b : blocks) {
+    CHECK(rmm::test::count_pattern_mismatches(b.p, b.bytes, b.seed, streams[b.stream].value()) ==
+          0);
+    mr.deallocate(streams[b.stream], b.p, b.bytes, A);
+  }
+}
+
+TEST_CASE("arena: cross-stream free", "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  void* p = mr.allocate(s1, MiB, A);
+  void* q = mr.allocate(s1, MiB, A);
+  rmm::test::fill_pattern(p, MiB, 1, s1.value());
+  RMM_CUDA_TRY(cudaStreamSynchronize(s1.value()));
+  fill_and_check(p, MiB, 2, s2);  // used on s2, freed on s2: the block belongs to s1's arena
+  mr.deallocate(s2, p, MiB, A);
+  void* again = mr.allocate(s1, MiB, A);
+  CHECK(again == p);  // back in s1's arena, reusable there at once
+  fill_and_check(again, MiB, 3, s1);
+  mr.deallocate(s1, again, MiB, A);
+  mr.deallocate(s2, q, MiB, A);
+  // Everything is free: a request for nearly the whole arena succeeds (after reclaiming).
+  void* big = mr.allocate(s2, 60 * MiB, A);
+  fill_and_check(big, 60 * MiB, 4, s2);
+  mr.deallocate(s2, big, 60 * MiB, A);
+}
+
+TEST_CASE("arena: a returned superblock is reused by another stream after the free's work",
+          "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  std::size_t const bytes = 40 * MiB;  // a dedicated superblock: returned as soon as it is free
+  void* p                 = mr.allocate(s1, bytes, A);
+  rmm::test::fill_pattern(p, bytes, 77, s1.value());
+  mr.deallocate(s1, p, bytes, A);  // no synchronisation: the fill may still be running
+  void* q = mr.allocate(s2, bytes, A);
+  CHECK(q == p);
+  // s2 is ordered after s1's fill: it sees the complete pattern.
+  CHECK(rmm::test::count_pattern_mismatches(q, bytes, 77, s2.value()) == 0);
+  mr.deallocate(s2, q, bytes, A);
+}
+
+TEST_CASE("arena: per-thread default streams from several threads", "[gpu][arena]") {
+  auto mr = make_arena(256 * MiB);
+  std::vector<std::thread> threads;
+  std::vector<std::size_t> mismatches(8, 0);
+  for (std::size_t t = 0; t < mismatches.size(); ++t) {
+    threads.emplace_back([&, t] {
+      auto const s = rmm::cuda_stream_per_thread;
+      for (std::uint32_t i = 0; i < 50; ++i) {
+        std::size_t const bytes = (i % 5 == 0 ? 3 * MiB : 100 * KiB) + i;
+        void* p                 = mr.allocate(s, bytes, A);
+        auto const seed         = static_cast<std::uint32_t>(t * 1000 + i);
+        rmm::test::fill_pattern(p, bytes, seed, s.value());
+        mismatches[t] += rmm::test::count_pattern_mismatches(p, bytes, seed, s.value());
+        mr.deallocate(s, p, bytes, A);
+      }
+    });
+  }
+  for (auto& th : threads) {
+    th.join();
+  }
+  for (auto m : mismatches) {
+    CHECK(m == 0);
+  }
+  // The threads are gone; their cached superblocks come back through the last-resort path.
+  rmm::cuda_stream stream;
+  void* big = mr.allocate(stream, 250 * MiB, A);
+  mr.deallocate(stream, big, 250 * MiB, A);
+}
+
+TEST_CASE("arena: out of memory states the request and the arena", "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream stream;
+  CHECK_THROWS_AS(mr.allocate(stream, 128 * MiB, A), rmm::out_of_memory);
+  CHECK_THROWS_WITH(mr.allocate(stream, 128 * MiB, A),
+                    Contains("134217728") && Contains("arena size 67108864"));
+  void* p = mr.allocate(stream, 48 * MiB, A);
+  CHECK_THROWS_WITH(mr.allocate(stream, 48 * MiB, A),
+                    Contains("cannot allocate 50331648 bytes") && Contains("free 16777216 bytes") &&
+                        Contains("largest free block 16777216 bytes"));
+  mr.deallocate(stream, p, 48 * MiB, A);
+  // Memory cached by another stream's arena is reclaimed before failing.
+  rmm::cuda_stream other;
+  std::vector<void*> small;
+  for (int i = 0; i < 30; ++i) {
+    small.push_back(mr.allocate(other, 2 * MiB, A));
+  }
+  for (void* s : small) {
+    mr.deallocate(other, s, 2 * MiB, A);
+  }
+  void* all = mr.allocate(stream, 64 * MiB, A);
+  CHECK(all != nullptr);
+  mr.deallocate(stream, all, 64 * MiB, A);
+}
+
+TEST_CASE("arena: dump_log_on_failure writes the arenas' state to the log", "[gpu][arena]") {
+  char path[]  = "/tmp/rmm_arena_logXXXXXX";
+  int const fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  rmm::set_log_file(path);
+  {
+    auto mr = make_arena(32 * MiB, true);
+    rmm::cuda_stream stream;
+    void* p = mr.allocate(stream, MiB, A);
+    CHECK_THROWS_AS(mr.allocate(stream, 31 * MiB, A), rmm::out_of_memory);
+    mr.deallocate(stream, p, MiB, A);
+  }
+  rmm::flush_log();
+  rmm::set_log_to_stderr();
+  std::ifstream in{path};
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  CHECK_THAT(text.str(),
+             Contains("arena_memory_resource") && Contains("global arena") &&
+                 Contains("stream arena") && Contains("superblock"));
+}
+
+TEST_CASE("arena: 16 threads x 16 streams stress with data checks", "[gpu][arena]") {
+  auto mr                        = make_arena(2048 * MiB);
+  constexpr std::size_t nthreads = 16;
+  std::vector<rmm::cuda_stream> streams(16);
+  std::vector<std::size_t> mismatches(nthreads, 0);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < nthreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng{static_cast<std::uint32_t>(t + 1)};
+      struct live {
+        void* p;
+        std::size_t bytes;
+        std::size_t s;
+        std::uint32_t seed;
+      };
+      std::vector<live> blocks;
+      std::uint32_t seed = static_cast<std::uint32_t>(t << 20U);
+      auto retire        = [&](std::size_t i) {
+        auto const b = blocks[i];
+        auto& s      = streams[b.s];
+        mismatches[t] += rmm::test::count_pattern_mismatches(b.p, b.bytes, b.seed, s.value());
+        // Sometimes free on another stream (after the check, which synchronised b's stream).
+        auto& fs = rng() % 8 == 0 ? streams[(b.s + 1) % streams.size()] : s;
+        mr.deallocate(fs, b.p, b.bytes, A);
+        blocks[i] = blocks.back();
+        blocks.pop_back();
+      };
+      for (int i = 0; i < 400; ++i) {
+        if (!blocks.empty() && (blocks.size() > 24 || rng() % 2 == 0)) {
+          retire(rng() % blocks.size());
+          continue;
+        }
+        std::size_t const s     = (t + rng() % 2) % streams.size();
+        std::size_t const bytes = 1 + rng() % (rng() % 10 == 0 ? 6 * MiB : 256 * KiB);
+        void* p                 = mr.allocate(streams[s], bytes, A);
+        rmm::test::fill_pattern(p, bytes, ++seed, streams[s].value());
+        blocks.push_back({p, bytes, s, seed});
+      }
+      while (!blocks.empty()) {
+        retire(blocks.size() - 1);
+      }
+    });
+  }
+  for (auto& th : threads) {
+    th.join();
+  }
+  for (std::size_t t = 0; t < nthreads; ++t) {
+    INFO("thread " << t);
+    CHECK(mismatches[t] == 0);
+  }
+}

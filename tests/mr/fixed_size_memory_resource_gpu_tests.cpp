@@ -1,0 +1,99 @@
+// fixed_size_memory_resource: construction checks, block size rounding, refusal of large
+// requests, growth by blocks_to_preallocate, stream-ordered reuse, giving memory back.
+#include "../utilities/device_kernels.hpp"
+#include "../utilities/test_resources.hpp"
+
+#include <rmm/cuda_stream.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+using Catch::Matchers::Contains;
+using rmm::mr::cuda_memory_resource;
+using rmm::mr::fixed_size_memory_resource;
+constexpr std::size_t KiB = 1024;
+constexpr std::size_t MiB = 1024 * KiB;
+}  // namespace
+
+TEST_CASE("fixed_size: defaults, rounding and bad arguments", "[gpu][fixed_size]") {
+  STATIC_REQUIRE(fixed_size_memory_resource::default_block_size == MiB);
+  STATIC_REQUIRE(fixed_size_memory_resource::default_blocks_to_preallocate == 128);
+  fixed_size_memory_resource defaults{cuda_memory_resource{}};
+  CHECK(defaults.get_block_size() == MiB);
+  CHECK(defaults.capacity_blocks() == 128);
+  fixed_size_memory_resource odd{cuda_memory_resource{}, 1000, 2};
+  CHECK(odd.get_block_size() == 1024);
+  CHECK_THROWS_WITH(fixed_size_memory_resource(cuda_memory_resource{}, 0),
+                    Contains("block_size must not be 0"));
+  CHECK_THROWS_AS(fixed_size_memory_resource(cuda_memory_resource{}, 0), rmm::logic_error);
+  CHECK_THROWS_WITH(fixed_size_memory_resource(cuda_memory_resource{}, KiB, 0),
+                    Contains("blocks_to_preallocate must be at least 1"));
+}
+
+TEST_CASE("fixed_size: a request above the block size names both sizes", "[gpu][fixed_size]") {
+  fixed_size_memory_resource mr{cuda_memory_resource{}, 64 * KiB, 4};
+  rmm::cuda_stream stream;
+  CHECK_THROWS_AS(mr.allocate(stream, 64 * KiB + 1, 256), rmm::bad_alloc);
+  CHECK_THROWS_WITH(mr.allocate(stream, 64 * KiB + 1, 256),
+                    Contains("65537 bytes") && Contains("block size 65536"));
+  CHECK(mr.allocate(stream, 0, 256) == nullptr);
+}
+
+TEST_CASE("fixed_size: grows by blocks_to_preallocate and hands out distinct blocks",
+          "[gpu][fixed_size]") {
+  rmm::test::counting_resource counting{cuda_memory_resource{}};
+  {
+    fixed_size_memory_resource mr{counting, 64 * KiB, 4};
+    rmm::cuda_stream stream;
+    CHECK(mr.capacity_blocks() == 4);
+    std::set<void*> blocks;
+    for (int i = 0; i < 9; ++i) {
+      void* p = mr.allocate(stream, 1 + static_cast<std::size_t>(i) * 1000, 256);
+      rmm::test::fill_pattern(p, 64 * KiB, static_cast<std::uint32_t>(i), stream.value());
+      CHECK(blocks.insert(p).second);
+    }
+    CHECK(mr.capacity_blocks() == 12);
+    CHECK(counting.counts().allocations == 3);
+    std::uint32_t seed = 0;
+    for (void* p : blocks) {
+      static_cast<void>(seed++);
+      mr.deallocate(stream, p, 100, 256);
+    }
+    CHECK(mr.free_blocks() == 12);
+    void* again = mr.allocate(stream, 10, 256);
+    CHECK(blocks.count(again) == 1);  // reused, no growth
+    CHECK(mr.capacity_blocks() == 12);
+    mr.deallocate(stream, again, 10, 256);
+  }
+  CHECK(counting.counts().bytes_outstanding == 0);
+  CHECK(counting.counts().deallocations == 3);
+}
+
+TEST_CASE("fixed_size: reuse from another stream waits for the freeing stream's work",
+          "[gpu][fixed_size]") {
+  fixed_size_memory_resource mr{cuda_memory_resource{}, MiB, 1};
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  void* a      = mr.allocate(s1, MiB, 256);
+  void* theirs = mr.allocate(s2, MiB, 256);  // both streams known: frees record events
+  CHECK(mr.capacity_blocks() == 2);
+  rmm::test::fill_pattern_after_delay(a, MiB, 1, 200'000'000, s1.value());
+  mr.deallocate(s1, a, MiB, 256);
+  mr.deallocate(s2, theirs, MiB, 256);
+  CHECK(mr.allocate(s2, MiB, 256) == theirs);  // its own block first
+  void* b = mr.allocate(s2, MiB, 256);
+  CHECK(b == a);  // then s1's, after an event wait, rather than growing
+  CHECK(mr.capacity_blocks() == 2);
+  rmm::test::fill_pattern(b, MiB, 2, s2.value());
+  CHECK(rmm::test::count_pattern_mismatches(b, MiB, 2, s2.value()) == 0);
+  mr.deallocate(s2, b, MiB, 256);
+  mr.deallocate(s2, theirs, MiB, 256);
+}
