@@ -6,6 +6,9 @@
 #   scripts/gpu_suite.sh run     # there: run every GPU test program, then again under
 #                                # compute-sanitizer (memcheck with leak check); prints a summary
 #
+# With RMM_GPU_BENCHMARKS=ON, stage also builds the benchmarks and stages scripts/run_benchmarks.sh
+# as .gpu/run_benchmarks.sh, which run starts after the tests (RMM_GPU_SKIP_BENCH=1: not).
+#
 # With the device tool: run(command="bash scripts/gpu_suite.sh run", carry=[".gpu"]).
 # The GPU machine has CUDA 13.0, cmake and nvcc but none of our Debian dependencies, so the
 # programs are built here and carried. See docs/gpu-testing.md.
@@ -37,6 +40,13 @@ stage() {
     grep -E 'libspdlog|libfmt|libbenchmark' | xargs -r -I{} cp -L {} "$stage_dir/lib/"
   if [ -d "$root/../shared/bench" ]; then cp -r "$root/../shared/bench" "$stage_dir/peer_bench"; fi
   if [ -d "$root/../shared/traces" ]; then cp -r "$root/../shared/traces" "$stage_dir/traces"; fi
+  # The benchmark runner (run() below starts it if present) and its table maker.
+  case "${RMM_GPU_BENCHMARKS:-OFF}" in
+    ON | on | On | 1 | TRUE | true | YES | yes)
+      cp "$root/scripts/run_benchmarks.sh" "$stage_dir/run_benchmarks.sh"
+      cp "$root/scripts/bench_tables.py" "$stage_dir/bench_tables.py"
+      ;;
+  esac
   du -sh "$stage_dir"
 }
 

@@ -9,8 +9,8 @@
  * - A block freed on stream S goes to S's free list. A later allocation on S may take it at once,
  *   with no CUDA call: stream order already puts the new user's work after the old one's.
  * - Memory never handed out belongs to no stream and is taken by any stream without ordering.
- * - An allocation on S that its own list cannot serve takes the whole free list of another stream
- *   O whose free memory could serve it, after making S wait (cudaStreamWaitEvent) on O's event.
+ * - An allocation on S that its own list cannot serve takes a block from the free list of another
+ *   stream O that can serve it, after making S wait (cudaStreamWaitEvent) on O's event.
  *   While the resource has seen two or more streams, each free records O's event on O (one
  *   cudaEventRecord), so the event follows every free made on O, and stays valid even after O is
  *   destroyed. A resource used from a single stream records nothing: the common single-stream
@@ -260,8 +260,9 @@ class stream_ordered_core {
       if (!order_after(t, key)) {
         continue;
       }
-      derived().retag(t, tag);
-      if (auto p = derived().try_allocate(size, tag)) {
+      // Take one block and leave the rest to its stream: moving whole lists makes streams that
+      // share a pool steal back and forth.
+      if (auto p = derived().try_allocate(size, t)) {
         return p;
       }
     }

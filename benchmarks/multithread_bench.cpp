@@ -1,0 +1,218 @@
+// The random-allocations workload on T threads in {1, 4, 16}, each on its own stream, as in
+// ../shared/bench/torch_mt_alloc.py: thread t seeds its generator with 1234 + t and keeps its live
+// bytes under 16000 / T MiB; n allocations per thread. The timed region starts the threads, joins
+// them and synchronises the device (the streams are made beforehand, untimed). Reports the
+// aggregate Mops_per_s = 2 n T / time and ns_per_op = time / (2 n T).
+//
+//   rmm_multithread_bench [Google Benchmark flags]
+//   default: n = 10000 per thread, max = 1 MiB
+//   RMM_BENCH_FULL=1: also max = 64 MiB, and cudaMalloc
+//   RMM_BENCH_QUICK=1 (or QUICK=1): T in {1, 4}, n = 1000, max = 1 MiB
+#include "bench_common.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace rb = rmm::bench;
+
+template <class Resource>
+struct mt_fixture {
+  std::vector<rmm::cuda_stream> owned;  // declared first: destroyed after the resource
+  std::vector<cudaStream_t> streams;
+  std::shared_ptr<Resource> mr;
+  std::vector<rb::live_list> live;
+  std::size_t runs_per_rep{1};
+};
+
+/// @brief Runs the workload on every thread once; returns the seconds from before the threads
+/// start to after the device synchronisation. What is left live is freed afterwards, untimed.
+template <class Resource>
+double run_threads(mt_fixture<Resource>& fx,
+                   std::size_t num,
+                   std::size_t max_mib,
+                   std::size_t& failures) {
+  std::size_t const threads = fx.streams.size();
+  std::vector<std::size_t> thread_failures(threads, 0);
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> workers;
+  workers.reserve(threads);
+  for (auto& l : fx.live) {
+    l.clear();
+  }
+  auto const start = rb::clock_type::now();
+  for (std::size_t t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      try {
+        rb::workload_params const params{
+            num, max_mib, 16000 / threads, 1234U + static_cast<unsigned>(t)};
+        thread_failures[t] =
+            rb::random_workload(*fx.mr, cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  }
+  for (auto& w : workers) {
+    w.join();
+  }
+  rb::device_sync();
+  double const elapsed = rb::seconds_since(start);
+  for (std::size_t t = 0; t < threads; ++t) {
+    rb::release_all(*fx.mr, cuda::stream_ref{fx.streams[t]}, fx.live[t]);
+    failures += thread_failures[t];
+  }
+  rb::device_sync();
+  for (auto const& e : errors) {
+    if (e) {
+      std::rethrow_exception(e);
+    }
+  }
+  return elapsed;
+}
+
+template <class Resource, class Make>
+void bm_mt(benchmark::State& state,
+           std::string const& key,
+           Make const& make,
+           std::size_t threads,
+           std::size_t num,
+           std::size_t max_mib,
+           bool warm_up) {
+  rb::guarded(state, key, [&] {
+    bool fresh = false;
+    auto& fx   = rb::cache().get<mt_fixture<Resource>>(
+        key,
+        [&] {
+          auto made = std::make_shared<mt_fixture<Resource>>();
+          for (std::size_t t = 0; t < threads; ++t) {
+            if (rb::have_gpu()) {
+              made->owned.emplace_back(rmm::cuda_stream::flags::non_blocking);
+              made->streams.push_back(made->owned.back().value());
+            } else {
+              made->streams.push_back(nullptr);
+            }
+          }
+          made->live.resize(threads);
+          for (auto& l : made->live) {
+            l.reserve(num + 1);
+          }
+          made->mr = make();
+          return made;
+        },
+        fresh);
+    std::size_t failures = 0;
+    auto const m         = rb::measure(state, fx.runs_per_rep, fresh, warm_up, failures, [&] {
+      return run_threads(fx, num, max_mib, failures);
+    });
+    auto const runs      = static_cast<double>(std::max<std::size_t>(1, m.runs));
+    double const ops     = 2.0 * static_cast<double>(num) * static_cast<double>(threads) * runs;
+    state.counters["Mops_per_s"]    = ops / m.seconds / 1e6;
+    state.counters["ns_per_op"]     = m.seconds * 1e9 / ops;
+    state.counters["failed_allocs"] = static_cast<double>(failures) / runs;
+  });
+}
+
+template <class Resource, class Make>
+void add(std::string const& resource,
+         std::size_t threads,
+         std::size_t num,
+         std::size_t max_mib,
+         Make make,
+         bool warm_up = true) {
+  std::string const name = "mt/" + resource + "/T:" + std::to_string(threads) +
+                           "/n:" + std::to_string(num) + "/max:" + std::to_string(max_mib);
+  benchmark::RegisterBenchmark(
+      name.c_str(),
+      [name, make, threads, num, max_mib, warm_up](benchmark::State& state) {
+        bm_mt<Resource>(state, name, make, threads, num, max_mib, warm_up);
+      })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1);
+}
+
+void register_all() {
+  bool const quick = rb::quick_mode();
+  std::vector<std::size_t> const thread_counts =
+      quick ? std::vector<std::size_t>{1, 4} : std::vector<std::size_t>{1, 4, 16};
+  std::size_t const num = quick ? 1000 : 10000;
+  std::vector<std::size_t> const maxes =
+      rb::full_mode() ? std::vector<std::size_t>{1, 64} : std::vector<std::size_t>{1};
+  bool const gpu = rb::have_gpu();
+  for (std::size_t const max_mib : maxes) {
+    for (std::size_t const threads : thread_counts) {
+      if (gpu) {
+#if RMM_BENCH_HAVE_POOL
+        add<rmm::mr::pool_memory_resource>("pool", threads, num, max_mib, [] {
+          return std::make_shared<rmm::mr::pool_memory_resource>(rmm::mr::cuda_memory_resource{},
+                                                                 std::size_t{0});
+        });
+#endif
+#if RMM_BENCH_HAVE_ARENA
+        add<rmm::mr::arena_memory_resource>("arena", threads, num, max_mib, [] {
+          return std::make_shared<rmm::mr::arena_memory_resource>(rmm::mr::cuda_memory_resource{});
+        });
+#endif
+#if RMM_BENCH_HAVE_BINNING
+        add<rmm::mr::binning_memory_resource>("binning", threads, num, max_mib, [] {
+          return std::make_shared<rmm::mr::binning_memory_resource>(
+              rb::pool_as_upstream(rmm::mr::cuda_memory_resource{}, std::size_t{0}),
+              rb::binning_min_exponent,
+              rb::binning_max_exponent);
+        });
+#endif
+#if RMM_BENCH_HAVE_FIXED
+        if (max_mib <= 4) {
+          add<rmm::mr::fixed_size_memory_resource>("fixed_size", threads, num, max_mib, [max_mib] {
+            return std::make_shared<rmm::mr::fixed_size_memory_resource>(
+                rmm::mr::cuda_memory_resource{}, max_mib << 20);
+          });
+        }
+#endif
+      }
+      add<rb::null_memory_resource>("null", threads, num, max_mib, [] {
+        return std::make_shared<rb::null_memory_resource>();
+      });
+      if (gpu) {
+        add<rb::cuda_async_baseline>("cuda_async", threads, num, max_mib, [] {
+          return std::make_shared<rb::cuda_async_baseline>();
+        });
+        if (rb::full_mode()) {
+          add<rb::cuda_malloc_baseline>(
+              "cuda",
+              threads,
+              num,
+              max_mib,
+              [] { return std::make_shared<rb::cuda_malloc_baseline>(); },
+              false);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return 1;
+  }
+  rb::print_build_info("rmm_multithread_bench");
+  if (!rb::have_gpu()) {
+    std::fprintf(stderr, "no CUDA device: only the null resource's rows run (on stream 0)\n");
+  }
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  rb::cache().clear();
+  benchmark::Shutdown();
+  return 0;
+}

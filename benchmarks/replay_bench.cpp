@@ -1,0 +1,487 @@
+// Replays an allocation log (CSV: Thread,Time,Action,Pointer,Size,Stream; Action allocate|free;
+// Pointer in hex), such as ../shared/traces/resnet50_train.csv, through each resource.
+//
+// Timing (ns_per_event): the log is parsed and resolved before timing (every free names the index
+// of its allocate, so no map is consulted in the timed loop); the resource is built once, warmed
+// up by one untimed replay, then each iteration replays the whole log on the default stream and
+// synchronises the device; ns_per_event = time / events in the log (the denominator of
+// torch_replay.py). "null_map" replays through the null resource with torch_replay.py's
+// unordered_map lookup in the loop: the difference to "null" is what that peer's harness adds.
+//
+// Efficiency: peak live bytes of the log / the smallest capacity C with which a fresh resource
+// replays the whole log without std::bad_alloc, C found by bisection between the peak and 4x the
+// peak in steps of 2 MiB. Capacity C means: pool(initial = maximum = C), arena(arena_size = C),
+// binning over such a pool, each over an upstream that refuses to hand out more than C bytes in
+// total. efficiency_grow = peak live / the most bytes the timed (growing) configuration took
+// from its upstream (for cudaMallocAsync: the default pool's reserved high watermark), the
+// measure torch_replay.py reports.
+//
+//   RMM_TRACE=path/to/log.csv rmm_replay_bench [Google Benchmark flags]
+//   default log: ../shared/traces/resnet50_train.csv, else .gpu/traces/resnet50_train.csv
+//   RMM_BENCH_QUICK=1 (or QUICK=1): bisection in steps of 64 MiB
+#include "bench_common.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+namespace rb = rmm::bench;
+
+// --- the log ---------------------------------------------------------------------------------
+
+struct trace {
+  struct record {  // as in the file, for the map-based replay
+    bool alloc;
+    std::uint64_t pointer;
+    std::size_t size;
+  };
+  struct event {  // resolved: slot = index of the allocate event that a free releases
+    std::uint32_t slot;
+    bool alloc;
+    std::size_t size;
+  };
+  std::string path;
+  std::vector<record> records;
+  std::vector<event> events;
+  std::vector<std::size_t> slot_size;         // per allocate event
+  std::vector<std::uint32_t> leftover_slots;  // allocated and never freed in the log
+  std::size_t unmatched_frees{};              // frees of pointers the log never allocated
+  std::size_t peak_live{};
+};
+
+trace load_trace(std::string const& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw std::runtime_error("cannot open the allocation log " + path);
+  }
+  trace t;
+  t.path = path;
+  std::string line;
+  std::getline(in, line);                                 // header
+  std::unordered_map<std::uint64_t, std::uint32_t> live;  // recorded pointer -> slot
+  std::size_t live_bytes = 0;
+  std::size_t line_no    = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line == "\r") {
+      continue;
+    }
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    std::string field;
+    while (std::getline(ss, field, ',')) {
+      fields.push_back(field);
+    }
+    if (fields.size() < 5) {
+      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": fewer than 5 fields");
+    }
+    bool const alloc = fields[2] == "allocate";
+    if (!alloc && fields[2] != "free") {
+      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": action '" + fields[2] +
+                               "' is neither allocate nor free");
+    }
+    auto const pointer = static_cast<std::uint64_t>(std::stoull(fields[3], nullptr, 16));
+    auto const size    = static_cast<std::size_t>(std::stoull(fields[4]));
+    t.records.push_back({alloc, pointer, size});
+    if (alloc) {
+      auto const slot = static_cast<std::uint32_t>(t.slot_size.size());
+      t.slot_size.push_back(size);
+      live[pointer] = slot;  // a pointer allocated twice without a free: the newer one wins
+      t.events.push_back({slot, true, size});
+      live_bytes += size;
+      t.peak_live = std::max(t.peak_live, live_bytes);
+    } else {
+      auto it = live.find(pointer);
+      if (it == live.end()) {
+        ++t.unmatched_frees;
+        continue;
+      }
+      t.events.push_back({it->second, false, t.slot_size[it->second]});
+      live_bytes -= t.slot_size[it->second];
+      live.erase(it);
+    }
+  }
+  for (auto const& [pointer, slot] : live) {
+    t.leftover_slots.push_back(slot);
+  }
+  if (t.events.empty()) {
+    throw std::runtime_error(path + ": no events");
+  }
+  return t;
+}
+
+std::string default_trace_path() {
+  if (char const* env = std::getenv("RMM_TRACE"); env != nullptr && env[0] != '\0') {
+    return env;
+  }
+  for (char const* candidate :
+       {"../shared/traces/resnet50_train.csv", ".gpu/traces/resnet50_train.csv"}) {
+    if (std::ifstream(candidate)) {
+      return candidate;
+    }
+  }
+  return "../shared/traces/resnet50_train.csv";
+}
+
+trace const& the_trace() {
+  static trace const t = load_trace(default_trace_path());
+  return t;
+}
+
+std::string trace_name() {
+  std::string name = the_trace().path;
+  if (auto slash = name.find_last_of('/'); slash != std::string::npos) {
+    name.erase(0, slash + 1);
+  }
+  if (auto dot = name.rfind(".csv"); dot != std::string::npos) {
+    name.erase(dot);
+  }
+  return name;
+}
+
+// --- replays ---------------------------------------------------------------------------------
+
+/// @brief The timed replay: no bookkeeping beyond the pointer of each slot.
+template <class Resource>
+void replay(Resource& mr, cuda::stream_ref stream, trace const& t, std::vector<void*>& ptrs) {
+  for (auto const& e : t.events) {
+    if (e.alloc) {
+      ptrs[e.slot] = mr.allocate(stream, e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+    } else {
+      mr.deallocate(stream, ptrs[e.slot], e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+    }
+  }
+}
+
+template <class Resource>
+void release_leftovers(Resource& mr,
+                       cuda::stream_ref stream,
+                       trace const& t,
+                       std::vector<void*> const& ptrs) {
+  for (auto const slot : t.leftover_slots) {
+    mr.deallocate(stream, ptrs[slot], t.slot_size[slot], rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }
+}
+
+/// @brief torch_replay.py's loop: recorded pointer -> our pointer through an unordered_map.
+template <class Resource>
+void replay_with_map(Resource& mr,
+                     cuda::stream_ref stream,
+                     trace const& t,
+                     std::unordered_map<std::uint64_t, std::pair<void*, std::size_t>>& m) {
+  for (auto const& r : t.records) {
+    if (r.alloc) {
+      m[r.pointer] = {mr.allocate(stream, r.size, rmm::CUDA_ALLOCATION_ALIGNMENT), r.size};
+    } else if (auto it = m.find(r.pointer); it != m.end()) {
+      mr.deallocate(stream, it->second.first, it->second.second, rmm::CUDA_ALLOCATION_ALIGNMENT);
+      m.erase(it);
+    }
+  }
+}
+
+/// @brief Replays the whole log through @p mr; false if an allocation throws std::bad_alloc
+/// (everything still live is freed first).
+template <class Resource>
+bool replay_checked(Resource& mr, trace const& t) {
+  cuda::stream_ref const stream = rmm::cuda_stream_view{};
+  std::vector<void*> ptrs(t.slot_size.size(), nullptr);
+  std::vector<char> is_live(t.slot_size.size(), 0);
+  bool ok = true;
+  try {
+    for (auto const& e : t.events) {
+      if (e.alloc) {
+        ptrs[e.slot]    = mr.allocate(stream, e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+        is_live[e.slot] = 1;
+      } else {
+        mr.deallocate(stream, ptrs[e.slot], e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+        is_live[e.slot] = 0;
+      }
+    }
+  } catch (std::bad_alloc const&) {
+    ok = false;
+  }
+  for (std::size_t slot = 0; slot < ptrs.size(); ++slot) {
+    if (is_live[slot] != 0) {
+      mr.deallocate(stream, ptrs[slot], t.slot_size[slot], rmm::CUDA_ALLOCATION_ALIGNMENT);
+    }
+  }
+  rb::device_sync();
+  return ok;
+}
+
+// --- efficiency by bisection -----------------------------------------------------------------
+
+struct capacity_result {
+  std::optional<std::size_t> capacity;  // smallest that replays; none up to 4x the peak
+  int attempts{};
+};
+
+/// @brief The smallest capacity (a multiple of the granularity, between the log's peak and 4x
+/// it) with which a resource made by @p make_capped(C) replays the log. Assumes that a capacity
+/// that works keeps working when enlarged.
+template <class MakeCapped>
+capacity_result smallest_capacity(trace const& t, MakeCapped const& make_capped) {
+  std::size_t const granularity = (rb::quick_mode() ? std::size_t{64} : std::size_t{2}) << 20;
+  capacity_result result;
+  auto fits = [&](std::size_t capacity) {
+    ++result.attempts;
+    try {
+      auto mr = make_capped(capacity);
+      return replay_checked(*mr, t);
+    } catch (std::bad_alloc const&) {  // the construction itself did not fit
+      return false;
+    }
+  };
+  std::size_t lo = rmm::align_up(t.peak_live, granularity);
+  std::size_t hi = rmm::align_up(4 * t.peak_live, granularity);
+  if (fits(lo)) {
+    result.capacity = lo;
+    return result;
+  }
+  if (!fits(hi)) {
+    return result;
+  }
+  while (hi - lo > granularity) {  // lo fails, hi fits
+    std::size_t const mid = lo + (hi - lo) / granularity / 2 * granularity;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  result.capacity = hi;
+  return result;
+}
+
+/// @brief The bisection's result for @p resource, computed on first use and kept for the
+/// program's lifetime (every repetition reports it).
+template <class MakeCapped>
+capacity_result const& efficiency_of(std::string const& resource, MakeCapped const& make_capped) {
+  static std::map<std::string, capacity_result> results;
+  auto it = results.find(resource);
+  if (it == results.end()) {
+    rb::cache().clear();  // nothing else holds device memory meanwhile
+    auto const start = rb::clock_type::now();
+    auto const r     = smallest_capacity(the_trace(), make_capped);
+    std::fprintf(stderr,
+                 "efficiency %-8s peak live %.1f MiB, smallest capacity %s MiB (%d replays, "
+                 "%.2f s)\n",
+                 resource.c_str(),
+                 static_cast<double>(the_trace().peak_live) / (1 << 20),
+                 r.capacity ? std::to_string(*r.capacity >> 20).c_str() : "none up to 4x peak",
+                 r.attempts,
+                 rb::seconds_since(start));
+    it = results.emplace(resource, r).first;
+  }
+  return it->second;
+}
+
+// --- the benchmarks --------------------------------------------------------------------------
+
+template <class Resource>
+struct replay_fixture {
+  rb::capped_cuda_resource upstream;  // no cap: counts what the timed configuration took
+  std::shared_ptr<Resource> mr;
+  std::vector<void*> ptrs;
+  std::unordered_map<std::uint64_t, std::pair<void*, std::size_t>> map;
+  std::size_t runs_per_rep{1};
+};
+
+enum class harness { resolved, map };
+
+void no_capacity(std::size_t) {}
+
+template <class Resource, class Make, class MakeCapped>
+void bm_replay(benchmark::State& state,
+               std::string const& key,
+               std::string const& resource,
+               Make const& make,
+               MakeCapped const& make_capped,
+               bool async_baseline,
+               harness how) {
+  rb::guarded(state, key, [&] {
+    trace const& t = the_trace();
+    std::optional<capacity_result> capacity;
+    if constexpr (!std::is_same_v<MakeCapped, decltype(&no_capacity)>) {
+      capacity = efficiency_of(resource, make_capped);
+    }
+    bool fresh = false;
+    auto& fx   = rb::cache().get<replay_fixture<Resource>>(
+        key,
+        [&] {
+          auto made = std::make_shared<replay_fixture<Resource>>();
+          made->mr  = make(made->upstream);
+          made->ptrs.assign(t.slot_size.size(), nullptr);
+          made->map.reserve(t.records.size());
+          return made;
+        },
+        fresh);
+    if (fresh && async_baseline && rb::have_gpu()) {  // measure from an empty pool
+      std::uint64_t zero = 0;
+      RMM_CUDA_TRY(
+          cudaMemPoolSetAttribute(rb::default_mem_pool(), cudaMemPoolAttrReservedMemHigh, &zero));
+    }
+    Resource& mr                  = *fx.mr;
+    cuda::stream_ref const stream = rmm::cuda_stream_view{};
+    auto run_once                 = [&] {
+      if (how == harness::map) {
+        fx.map.clear();
+        auto const start = rb::clock_type::now();
+        replay_with_map(mr, stream, t, fx.map);
+        rb::device_sync();
+        double const elapsed = rb::seconds_since(start);
+        for (auto const& [recorded, mine] : fx.map) {
+          mr.deallocate(stream, mine.first, mine.second, rmm::CUDA_ALLOCATION_ALIGNMENT);
+        }
+        rb::device_sync();
+        return elapsed;
+      }
+      auto const start = rb::clock_type::now();
+      replay(mr, stream, t, fx.ptrs);
+      rb::device_sync();
+      double const elapsed = rb::seconds_since(start);
+      release_leftovers(mr, stream, t, fx.ptrs);
+      rb::device_sync();
+      return elapsed;
+    };
+    std::size_t no_failures = 0;  // a replay that runs out of memory is an error here
+    auto const m    = rb::measure(state, fx.runs_per_rep, fresh, true, no_failures, run_once);
+    auto const runs = static_cast<double>(std::max<std::size_t>(1, m.runs));
+    auto const peak = static_cast<double>(t.peak_live);
+    auto const mib  = static_cast<double>(1 << 20);
+    state.counters["ns_per_event"] =
+        m.seconds * 1e9 / (static_cast<double>(t.records.size()) * runs);
+    state.counters["peak_live_MiB"] = peak / mib;
+    if (capacity) {
+      state.counters["efficiency"] =
+          capacity->capacity ? peak / static_cast<double>(*capacity->capacity) : 0.0;
+      state.counters["capacity_MiB"] =
+          capacity->capacity ? static_cast<double>(*capacity->capacity) / mib : 0.0;
+    }
+    double took = static_cast<double>(fx.upstream.peak());
+    if (async_baseline && rb::have_gpu()) {
+      std::uint64_t high = 0;
+      RMM_CUDA_TRY(
+          cudaMemPoolGetAttribute(rb::default_mem_pool(), cudaMemPoolAttrReservedMemHigh, &high));
+      took = static_cast<double>(high);
+    }
+    if (took > 0) {
+      state.counters["efficiency_grow"]   = peak / took;
+      state.counters["upstream_peak_MiB"] = took / mib;
+    }
+  });
+}
+
+template <class Resource, class Make, class MakeCapped>
+void add(std::string const& resource,
+         Make make,
+         MakeCapped make_capped,
+         bool async_baseline = false,
+         harness how         = harness::resolved) {
+  std::string const name = "replay/" + resource + "/" + trace_name();
+  benchmark::RegisterBenchmark(
+      name.c_str(),
+      [name, resource, make, make_capped, async_baseline, how](benchmark::State& state) {
+        bm_replay<Resource>(state, name, resource, make, make_capped, async_baseline, how);
+      })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1);
+}
+
+void register_all() {
+  using upstream_type = rb::capped_cuda_resource;
+  if (rb::have_gpu()) {
+#if RMM_BENCH_HAVE_POOL
+    add<rmm::mr::pool_memory_resource>(
+        "pool",
+        [](upstream_type const& up) {
+          return std::make_shared<rmm::mr::pool_memory_resource>(up, std::size_t{0});
+        },
+        [](std::size_t capacity) {
+          return std::make_shared<rmm::mr::pool_memory_resource>(
+              upstream_type{capacity}, capacity, std::optional<std::size_t>{capacity});
+        });
+#endif
+#if RMM_BENCH_HAVE_ARENA
+    add<rmm::mr::arena_memory_resource>(
+        "arena",
+        [](upstream_type const& up) {
+          return std::make_shared<rmm::mr::arena_memory_resource>(up);
+        },
+        [](std::size_t capacity) {
+          return std::make_shared<rmm::mr::arena_memory_resource>(
+              upstream_type{capacity}, std::optional<std::size_t>{capacity});
+        });
+#endif
+#if RMM_BENCH_HAVE_BINNING
+    add<rmm::mr::binning_memory_resource>(
+        "binning",
+        [](upstream_type const& up) {
+          return std::make_shared<rmm::mr::binning_memory_resource>(
+              rb::pool_as_upstream(up, std::size_t{0}),
+              rb::binning_min_exponent,
+              rb::binning_max_exponent);
+        },
+        [](std::size_t capacity) {
+          return std::make_shared<rmm::mr::binning_memory_resource>(
+              rb::pool_as_upstream(
+                  upstream_type{capacity}, capacity, std::optional<std::size_t>{capacity}),
+              rb::binning_min_exponent,
+              rb::binning_max_exponent);
+        });
+#endif
+    add<rb::cuda_async_baseline>(
+        "cuda_async",
+        [](upstream_type const&) { return std::make_shared<rb::cuda_async_baseline>(); },
+        &no_capacity,
+        true);
+  }
+  auto make_null = [](upstream_type const&) {
+    return std::make_shared<rb::null_memory_resource>();
+  };
+  add<rb::null_memory_resource>("null", make_null, &no_capacity);
+  add<rb::null_memory_resource>("null_map", make_null, &no_capacity, false, harness::map);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return 1;
+  }
+  rb::print_build_info("rmm_replay_bench");
+  try {
+    trace const& t = the_trace();
+    std::fprintf(stderr,
+                 "log %s: %zu events (%zu allocations, %zu unmatched frees, %zu never freed), "
+                 "peak live %.1f MiB\n",
+                 t.path.c_str(),
+                 t.records.size(),
+                 t.slot_size.size(),
+                 t.unmatched_frees,
+                 t.leftover_slots.size(),
+                 static_cast<double>(t.peak_live) / (1 << 20));
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "rmm_replay_bench: %s (set RMM_TRACE)\n", e.what());
+    return 2;
+  }
+  if (!rb::have_gpu()) {
+    std::fprintf(stderr, "no CUDA device: only the null resource's rows run\n");
+  }
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  rb::cache().clear();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Markdown tables from a benchmark run (standard library only).
+
+    bench_tables.py DIR [DIR...]        # tables from DIR/*.json (Google Benchmark) + DIR/peers.txt
+    bench_tables.py merge OUT.json IN.json...   # concatenate Google Benchmark JSON files
+
+Several DIRs (a run split over device calls with RMM_BENCH_PARTS) are read together; where two
+hold the same benchmark, the later DIR wins.
+
+DIR is what scripts/run_benchmarks.sh wrote ($OUT): the JSON files of rmm_random_allocations_bench,
+rmm_multithread_bench and rmm_replay_bench (--benchmark_out_format=json, with or without
+--benchmark_report_aggregates_only) and peers.txt, the output of the ../shared/bench scripts.
+For each benchmark the median over repetitions is used (the "median" aggregate if present, else
+the median of the repetitions). Benchmark names are family/resource/key:value/..., e.g.
+random/pool/n:1000/max:1, mt/arena/T:16/n:10000/max:1, replay/pool/resnet50_train.
+
+A JSON file cut short (a run killed by its timeout) is read up to its last complete benchmark.
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+OURS = ["pool", "arena", "binning", "fixed_size"]
+BASELINES = ["null", "cuda_async", "cuda"]
+DASH = "—"
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+def load_json(path):
+    """Google Benchmark JSON; a truncated file is repaired up to its last complete benchmark."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    # Truncated: keep everything up to the last benchmark object that closed.
+    cut = text.rfind("\n    }")
+    while cut > 0:
+        try:
+            return json.loads(text[: cut + len("\n    }")] + "\n  ]\n}\n")
+        except ValueError:
+            cut = text.rfind("\n    }", 0, cut)
+    return None
+
+
+def merge(out, inputs):
+    merged = {"context": None, "benchmarks": []}
+    for path in inputs:
+        data = load_json(path)
+        if not data:
+            print(f"merge: skipping {path} (missing or unreadable)", file=sys.stderr)
+            continue
+        if merged["context"] is None:
+            merged["context"] = data.get("context", {})
+        merged["benchmarks"].extend(data.get("benchmarks", []))
+    merged["context"] = merged["context"] or {}
+    with open(out, "w") as f:
+        json.dump(merged, f, indent=2)
+    print(f"merge: {len(merged['benchmarks'])} entries -> {out}", file=sys.stderr)
+
+
+def parse_name(run_name):
+    """('random', 'pool', {'n': '1000', 'max': '1'}, ['resnet50_train'])"""
+    parts = run_name.split("/")
+    params, words = {}, []
+    for p in parts[2:]:
+        if ":" in p:
+            k, v = p.split(":", 1)
+            if k not in ("iterations", "repeats", "threads", "min_time"):
+                params[k] = v
+        elif p not in ("manual_time", "real_time", "process_time"):
+            words.append(p)
+    return parts[0], (parts[1] if len(parts) > 1 else ""), params, words
+
+
+class Results:
+    """Median counters per benchmark, keyed by (family, resource, params...)."""
+
+    def __init__(self):
+        self.rows = {}  # run_name -> {"counters": {...}, "error": str|None}
+
+    def add_file(self, data):
+        iterations = {}
+        for b in data.get("benchmarks", []):
+            run_name = b.get("run_name") or re.sub(r"_(mean|median|stddev|cv)$", "", b["name"])
+            if b.get("error_occurred"):
+                row = self.rows.setdefault(run_name, {"counters": {}, "error": None})
+                if not row["error"] or row["error"].startswith("skipped: an earlier run"):
+                    row["error"] = b.get("error_message", "error")  # the first, telling one
+                continue
+            if b.get("run_type") == "aggregate":
+                if b.get("aggregate_name") == "median":
+                    row = self.rows.setdefault(run_name, {"counters": {}, "error": None})
+                    row["counters"] = counters_of(b)
+                    row["error"] = None
+            else:
+                iterations.setdefault(run_name, []).append(counters_of(b))
+        for run_name, runs in iterations.items():
+            row = self.rows.setdefault(run_name, {"counters": {}, "error": None})
+            if row["counters"]:
+                continue  # the aggregate is there too
+            keys = set().union(*runs)
+            row["counters"] = {k: statistics.median(r[k] for r in runs if k in r) for k in keys}
+            row["error"] = None
+
+    def find(self, family, resource, **params):
+        for run_name, row in self.rows.items():
+            fam, res, p, _ = parse_name(run_name)
+            if fam == family and res == resource and all(p.get(k) == str(v) for k, v in params.items()):
+                return row
+        return None
+
+    def keys(self, family):
+        return [parse_name(r) for r in self.rows if parse_name(r)[0] == family]
+
+
+def counters_of(b):
+    skip = {"name", "run_name", "run_type", "repetitions", "repetition_index", "threads",
+            "aggregate_name", "aggregate_unit", "iterations", "time_unit", "family_index",
+            "per_family_instance_index", "label", "error_occurred", "error_message"}
+    c = {k: v for k, v in b.items() if k not in skip and isinstance(v, (int, float))}
+    return c
+
+
+def parse_peers(paths):
+    peers = {"raw": {}, "torch": {}, "torch_mt": {}, "torch_replay": [], "notes": [], "failed": []}
+    lines = []
+    for path in paths:
+        try:
+            lines += open(path, errors="replace").read().splitlines()
+        except OSError:
+            pass
+    for line in lines:
+        m = re.match(r"raw (\S+)\s+n=(\d+)\s+max=(\d+)\s*MiB median ([\d.]+) ms", line)
+        if m:
+            api, n, mib, ms = m.group(1), int(m.group(2)), int(m.group(3)), float(m.group(4))
+            peers["raw"][(api, n, mib)] = ms * 1e6 / (2 * n)
+            continue
+        m = re.match(r"torch-caching n=(\d+)\s+max=(\d+)\s*MiB median ([\d.]+) ms", line)
+        if m:
+            n, mib, ms = int(m.group(1)), int(m.group(2)), float(m.group(3))
+            peers["torch"][(n, mib)] = ms * 1e6 / (2 * n)
+            continue
+        m = re.match(r"torch-mt\s+T=(\d+)\s+n/thread=(\d+)\s+max=(\d+)\s*MiB median\s+([\d.]+) ms\s+([\d.]+) Mops/s", line)
+        if m:
+            t, n, mib, mops = int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(5))
+            peers["torch_mt"][(t, n, mib)] = mops
+            continue
+        m = re.match(r"torch-replay (\S+)\s+(\S+)\s+replay median\s+([\d.]+) ms \(\s*([\d.]+) ns/op\)\s+"
+                     r"peak live\s+(\d+) MiB\s+peak reserved (\d+) MiB\s+efficiency ([\d.]+)", line)
+        if m:
+            peers["torch_replay"].append({
+                "conf": m.group(1), "log": m.group(2), "ns": float(m.group(4)),
+                "peak_live": int(m.group(5)), "reserved": int(m.group(6)), "eff": float(m.group(7))})
+            continue
+        if line.startswith("# ") and ":" in line:
+            peers["notes"].append(line[2:])
+        if line.startswith("FAILED") or line.startswith("TIMEOUT") or line.startswith("SKIPPED"):
+            peers["failed"].append(line)
+    return peers
+
+
+# --- formatting ------------------------------------------------------------------------------
+
+def fmt(v, digits=3):
+    if v is None:
+        return DASH
+    if isinstance(v, str):
+        return v
+    if v == 0:
+        return "0"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    decimals = max(0, digits - 1 - int(f"{abs(v):e}".split("e")[1]))
+    return f"{v:.{decimals}f}"
+
+
+def cell(row, counter, digits=3):
+    if row is None:
+        return DASH, None
+    if row["error"]:
+        short = "skipped" if "skipped" in row["error"] or "RMM_BENCH_MAX_RUN_S" in row["error"] else "error"
+        return short, None
+    v = row["counters"].get(counter)
+    return fmt(v, digits), v
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def ratio(other, best):
+    if other is None or best is None or best == 0:
+        return DASH
+    return f"{other / best:.2f}×"
+
+
+def present(results, family, candidates):
+    found = {res for _, res, _, _ in results.keys(family)}
+    return [c for c in candidates if c in found] + sorted(found - set(candidates))
+
+
+def random_table(results, peers):
+    keys = results.keys("random")
+    grid = sorted({(int(p["n"]), int(p["max"])) for _, _, p, _ in keys if "n" in p and "max" in p}
+                  | set(peers["torch"]) | {(n, m) for (_, n, m) in peers["raw"]})
+    if not grid:
+        return None
+    resources = present(results, "random", OURS + BASELINES)
+    ours = [r for r in resources if r not in BASELINES]
+    header = (["n", "max MiB"] + resources + ["raw cuda_async", "raw cuda", "torch",
+              "best of ours", "cudaMallocAsync ÷ best", "torch ÷ best"])
+    rows = []
+    for n, mib in grid:
+        line, values = [f"{n:,}", mib], {}
+        for res in resources:
+            text, v = cell(results.find("random", res, n=n, max=mib), "ns_per_op")
+            values[res] = v
+            line.append(text)
+        raw_async = peers["raw"].get(("cuda_async", n, mib))
+        raw_cuda = peers["raw"].get(("cuda", n, mib))
+        torch = peers["torch"].get((n, mib))
+        line += [fmt(raw_async), fmt(raw_cuda), fmt(torch)]
+        best = min(((values[r], r) for r in ours if values.get(r) is not None), default=(None, None))
+        async_ns = values.get("cuda_async") if values.get("cuda_async") is not None else raw_async
+        line += [f"{best[1]} {fmt(best[0])}" if best[1] else DASH, ratio(async_ns, best[0]),
+                 ratio(torch, best[0])]
+        rows.append(line)
+    return ("### Random allocations, one thread (ns per operation, median; lower is better)\n\n"
+            "Columns pool … cuda: this library's harness (`rmm_random_allocations_bench`); "
+            "raw … and torch: the peers in `../shared/bench` (ns/op = median ms / 2n). "
+            "Ratios > 1 mean the best of our resources is faster.\n\n" + table(header, rows))
+
+
+def mt_table(results, peers):
+    keys = results.keys("mt")
+    grid = sorted({(int(p["T"]), int(p["n"]), int(p["max"])) for _, _, p, _ in keys
+                   if {"T", "n", "max"} <= set(p)} | set(peers["torch_mt"]))
+    if not grid:
+        return None
+    resources = present(results, "mt", OURS + BASELINES)
+    ours = [r for r in resources if r not in BASELINES]
+    header = ["T", "n/thread", "max MiB"] + resources + ["torch-mt", "best of ours", "best ÷ torch"]
+    rows = []
+    for t, n, mib in grid:
+        line, values = [t, f"{n:,}", mib], {}
+        for res in resources:
+            text, v = cell(results.find("mt", res, T=t, n=n, max=mib), "Mops_per_s")
+            values[res] = v
+            line.append(text)
+        torch = peers["torch_mt"].get((t, n, mib))
+        best = max(((values[r], r) for r in ours if values.get(r) is not None), default=(None, None))
+        line += [fmt(torch), f"{best[1]} {fmt(best[0])}" if best[1] else DASH,
+                 ratio(best[0], torch)]
+        rows.append(line)
+    return ("### Multi-thread random allocations, T threads on T streams (aggregate Mops/s, median; "
+            "higher is better)\n\n" + table(header, rows))
+
+
+def replay_table(results, peers):
+    keys = results.keys("replay")
+    if not keys and not peers["torch_replay"]:
+        return None
+    rows = []
+    logs = {res: (words[0] if words else "") for _, res, _, words in keys}
+    for res in present(results, "replay", OURS + ["cuda_async", "null", "null_map"]):
+        row = results.find("replay", res)
+        text, _ = cell(row, "ns_per_event")
+        c = row["counters"] if row and not row["error"] else {}
+        rows.append([res, logs.get(res, ""), text] +
+                    [fmt(c.get(k)) for k in ("efficiency", "capacity_MiB", "efficiency_grow",
+                                             "upstream_peak_MiB", "peak_live_MiB")])
+    for t in peers["torch_replay"]:
+        rows.append([f"torch ({t['conf']})", os.path.splitext(t["log"])[0], fmt(t["ns"]), DASH, DASH,
+                     fmt(t["eff"]), fmt(float(t["reserved"])), fmt(float(t["peak_live"]))])
+    header = ["resource", "log", "ns/event", "efficiency (bisection)", "capacity MiB",
+              "efficiency (growing)", "reserved peak MiB", "peak live MiB"]
+    return ("### Replay of an allocation log\n\n"
+            "efficiency (bisection) = peak live / smallest capacity that replays without running out "
+            "of memory; efficiency (growing) = peak live / the most the default (growing) "
+            "configuration took from its upstream (cudaMallocAsync: reserved high watermark; torch: "
+            "max_memory_reserved). `null_map` is the null resource under torch_replay.py's "
+            "unordered_map loop: the peer harness's own cost per event.\n\n" + table(header, rows))
+
+
+def tables(folders):
+    results = Results()
+    files = [f for folder in folders for f in sorted(glob.glob(os.path.join(folder, "*.json")))]
+    for path in files:
+        data = load_json(path)
+        if data:
+            results.add_file(data)
+        else:
+            print(f"bench_tables: cannot read {path}", file=sys.stderr)
+    peers = parse_peers([os.path.join(folder, "peers.txt") for folder in folders])
+    parts = ["## Benchmark results"]
+    if peers["notes"]:
+        parts.append("\n".join(f"- {n}" for n in peers["notes"]))
+    for t in (random_table(results, peers), mt_table(results, peers), replay_table(results, peers)):
+        if t:
+            parts.append(t)
+    errors = sorted((r, row["error"]) for r, row in results.rows.items() if row["error"])
+    if errors:
+        parts.append("### Errors and skipped rows\n\n" + "\n".join(f"- `{r}`: {e}" for r, e in errors))
+    if peers["failed"]:
+        parts.append("### Peer steps that did not finish\n\n" + "\n".join(f"- {l}" for l in peers["failed"]))
+    return "\n\n".join(parts) + "\n"
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "merge":
+        merge(argv[2], argv[3:])
+        return 0
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 2
+    sys.stdout.write(tables(argv[1:]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
