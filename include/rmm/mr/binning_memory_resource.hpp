@@ -9,6 +9,7 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/stream_resource_base.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -28,7 +29,7 @@ namespace rmm::mr {
 namespace detail {
 
 /// @brief Shared state of binning_memory_resource. Not for direct use.
-class binning_memory_resource_impl {
+class binning_memory_resource_impl : public stream_resource_base<binning_memory_resource_impl> {
   using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
   static constexpr char const* name = "binning_memory_resource";
 
@@ -69,23 +70,6 @@ class binning_memory_resource_impl {
     if (ptr != nullptr) {
       target(bytes).deallocate(stream, ptr, bytes, alignment);
     }
-  }
-
-  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
-    void* ptr = allocate(cuda_stream_default, bytes, alignment);
-    cuda_stream_default.synchronize();
-    return ptr;
-  }
-
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
-    deallocate(cuda_stream_default, ptr, bytes, alignment);
-  }
-
-  bool operator==(binning_memory_resource_impl const& other) const noexcept {
-    return this == &other;
-  }
-  bool operator!=(binning_memory_resource_impl const& other) const noexcept {
-    return !(*this == other);
   }
 
   friend binning_memory_resource_impl* get_property(

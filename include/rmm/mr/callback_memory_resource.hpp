@@ -7,6 +7,7 @@
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/stream_resource_base.hpp>
 
 #include <cuda/memory_resource>
 #include <cuda/std/utility>
@@ -39,7 +40,7 @@ using deallocate_callback_t = std::function<void(void*, std::size_t, cuda_stream
 namespace detail {
 
 /// @brief Shared state of callback_memory_resource. Not for direct use.
-class callback_memory_resource_impl {
+class callback_memory_resource_impl : public stream_resource_base<callback_memory_resource_impl> {
  public:
   callback_memory_resource_impl(allocate_callback_t allocate_callback,
                                 deallocate_callback_t deallocate_callback,
@@ -69,26 +70,6 @@ class callback_memory_resource_impl {
                   std::size_t bytes,
                   std::size_t /*alignment*/) noexcept {
     deallocate_callback_(ptr, bytes, cuda_stream_view{stream}, deallocate_callback_arg_);
-  }
-
-  // Synchronous use means "usable on any stream on return": order the callback on the default
-  // stream and wait for it.
-  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
-    void* ptr = allocate(cuda_stream_default, bytes, alignment);
-    cuda_stream_default.synchronize();
-    return ptr;
-  }
-
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
-    deallocate(cuda_stream_default, ptr, bytes, alignment);
-  }
-
-  // Identity: two states are the same resource only if they are the same object.
-  bool operator==(callback_memory_resource_impl const& other) const noexcept {
-    return this == &other;
-  }
-  bool operator!=(callback_memory_resource_impl const& other) const noexcept {
-    return !(*this == other);
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <rmm/mr/detail/fixed_size_free_list.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_ordered_core.hpp>
+#include <rmm/mr/detail/stream_resource_base.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -33,7 +34,8 @@ namespace detail {
 
 /// @brief Shared state of fixed_size_memory_resource. Not for direct use.
 class fixed_size_memory_resource_impl
-    : public stream_ordered_core<fixed_size_memory_resource_impl> {
+    : public stream_ordered_core<fixed_size_memory_resource_impl>,
+      public stream_resource_base<fixed_size_memory_resource_impl> {
   friend class stream_ordered_core<fixed_size_memory_resource_impl>;
   using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
   static constexpr char const* name = "fixed_size_memory_resource";
@@ -89,23 +91,6 @@ class fixed_size_memory_resource_impl
     if (ptr != nullptr) {
       deallocate_on(stream, ptr, block_size_);
     }
-  }
-
-  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
-    void* ptr = allocate(cuda_stream_default, bytes, alignment);
-    cuda_stream_default.synchronize();
-    return ptr;
-  }
-
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
-    deallocate(cuda_stream_default, ptr, bytes, alignment);
-  }
-
-  bool operator==(fixed_size_memory_resource_impl const& other) const noexcept {
-    return this == &other;
-  }
-  bool operator!=(fixed_size_memory_resource_impl const& other) const noexcept {
-    return !(*this == other);
   }
 
   friend fixed_size_memory_resource_impl* get_property(

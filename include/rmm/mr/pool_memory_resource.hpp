@@ -11,6 +11,7 @@
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_ordered_core.hpp>
+#include <rmm/mr/detail/stream_resource_base.hpp>
 #include <rmm/mr/detail/tlsf_free_list.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -34,7 +35,8 @@ namespace rmm::mr {
 namespace detail {
 
 /// @brief Shared state of pool_memory_resource. Not for direct use.
-class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resource_impl> {
+class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resource_impl>,
+                                  public stream_resource_base<pool_memory_resource_impl> {
   friend class stream_ordered_core<pool_memory_resource_impl>;
   using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
   static constexpr char const* name = "pool_memory_resource";
@@ -102,24 +104,9 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
     deallocate_on(stream, ptr, align_up(bytes, CUDA_ALLOCATION_ALIGNMENT));
   }
 
-  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
-    void* ptr = allocate(cuda_stream_default, bytes, alignment);
-    cuda_stream_default.synchronize();
-    return ptr;
-  }
-
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
-    deallocate(cuda_stream_default, ptr, bytes, alignment);
-  }
-
-  bool operator==(pool_memory_resource_impl const& other) const noexcept { return this == &other; }
-
   friend pool_memory_resource_impl* get_property(pool_memory_resource_impl const& self,
                                                  state_of<pool_memory_resource_impl>) noexcept {
     return const_cast<pool_memory_resource_impl*>(&self);
-  }
-  bool operator!=(pool_memory_resource_impl const& other) const noexcept {
-    return !(*this == other);
   }
 
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept {
