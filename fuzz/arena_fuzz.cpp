@@ -218,15 +218,12 @@ class driver {
   }
 
   void check() {
-    try {
+    rmm::fuzz::validated([&] {
       g_.validate();
       for (auto const& a : arenas_) {
         a.validate();
       }
-    } catch (std::logic_error const& e) {
-      std::fprintf(stderr, "validate: %s\n", e.what());
-      std::abort();
-    }
+    });
     std::size_t in_arenas = 0;
     std::size_t allocated = 0;
     for (std::size_t a = 0; a < arenas_.size(); ++a) {
@@ -262,15 +259,10 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   std::size_t const superbs = 1 + (head & 0x0FU);           // 1..16 superblocks
   std::size_t const tail    = 256 * ((head >> 4U) & 0x3U);  // and a short tail
   std::size_t const streams = 1 + ((head >> 6U) & 0x3U);    // 1..4 stream arenas
-  try {
+  rmm::fuzz::abort_on_exception([&] {
     driver d{superbs * SB + tail, streams};
-    for (int ops = 0; ops < 2048 && !in.done(); ++ops) {
-      d.step(in);
-    }
+    rmm::fuzz::run_steps(d, in, 2048);
     d.drain();
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "unexpected exception: %s\n", e.what());
-    std::abort();
-  }
+  });
   return 0;
 }

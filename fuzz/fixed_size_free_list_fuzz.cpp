@@ -176,12 +176,7 @@ class driver {
   }
 
   void check() {
-    try {
-      list_.validate();
-    } catch (std::logic_error const& e) {
-      std::fprintf(stderr, "validate: %s\n", e.what());
-      std::abort();
-    }
+    rmm::fuzz::validated([&] { list_.validate(); });
     std::size_t capacity = 0;
     for (auto const& [b, c] : chunks_) {
       capacity += c.blocks;
@@ -207,13 +202,6 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   reader in{data, size};
   static constexpr std::size_t block_sizes[] = {1, 24, 256, 4096};
   driver d{block_sizes[in.byte() % 4U]};
-  try {
-    for (int ops = 0; ops < 4096 && !in.done(); ++ops) {
-      d.step(in);
-    }
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "unexpected exception: %s\n", e.what());
-    std::abort();
-  }
+  rmm::fuzz::abort_on_exception([&] { rmm::fuzz::run_steps(d, in, 4096); });
   return 0;
 }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <stdexcept>
 
 #define FUZZ_CHECK(cond)                                                            \
   do {                                                                              \
@@ -34,5 +36,35 @@ class reader {
   std::uint8_t const* data_;
   std::size_t size_;
 };
+
+/// Calls f (the structure's validate()); a std::logic_error it throws aborts with its message.
+template <typename F>
+void validated(F&& f) {
+  try {
+    f();
+  } catch (std::logic_error const& e) {
+    std::fprintf(stderr, "validate: %s\n", e.what());
+    std::abort();
+  }
+}
+
+/// Calls f; any exception that escapes it is a finding: abort with its message.
+template <typename F>
+void abort_on_exception(F&& f) {
+  try {
+    f();
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "unexpected exception: %s\n", e.what());
+    std::abort();
+  }
+}
+
+/// Runs d.step(in) until the input is used up or max_ops operations have run.
+template <typename Driver>
+void run_steps(Driver& d, reader& in, int max_ops) {
+  for (int ops = 0; ops < max_ops && !in.done(); ++ops) {
+    d.step(in);
+  }
+}
 
 }  // namespace rmm::fuzz

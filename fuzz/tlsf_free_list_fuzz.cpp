@@ -256,12 +256,7 @@ class driver {
   }
 
   void check() {
-    try {
-      list_.validate();
-    } catch (std::logic_error const& e) {
-      std::fprintf(stderr, "validate: %s\n", e.what());
-      std::abort();
-    }
+    rmm::fuzz::validated([&] { list_.validate(); });
     std::vector<block_view> got;
     list_.for_each_block(
         [&got](std::uintptr_t b, std::size_t s, bool f, std::size_t, tlsf_free_list::tag_t) {
@@ -294,13 +289,6 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   reader in{data, size};
   static constexpr std::size_t granularities[] = {1, 16, 256, 4096};
   driver d{granularities[in.byte() % 4U]};
-  try {
-    for (int ops = 0; ops < 4096 && !in.done(); ++ops) {
-      d.step(in);
-    }
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "unexpected exception: %s\n", e.what());
-    std::abort();
-  }
+  rmm::fuzz::abort_on_exception([&] { rmm::fuzz::run_steps(d, in, 4096); });
   return 0;
 }
