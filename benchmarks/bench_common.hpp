@@ -473,4 +473,34 @@ measured measure(benchmark::State& state,
   return m;
 }
 
+/**
+ * @brief The programs' shared main: Google Benchmark's set-up, the build info, @p prepare (a
+ * non-zero result ends the program with it), a note when there is no GPU, @p register_all, the
+ * run, and the tear-down (cached resources are destroyed before Google Benchmark shuts down).
+ */
+template <typename Prepare, typename Register>
+int bench_main(int argc,
+               char** argv,
+               char const* program,
+               char const* no_gpu_note,
+               Prepare&& prepare,
+               Register&& register_all) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return 1;
+  }
+  print_build_info(program);
+  if (int const rc = prepare(); rc != 0) {
+    return rc;
+  }
+  if (!have_gpu()) {
+    std::fprintf(stderr, "no CUDA device: %s\n", no_gpu_note);
+  }
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  cache().clear();
+  benchmark::Shutdown();
+  return 0;
+}
+
 }  // namespace rmm::bench

@@ -202,17 +202,11 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  rb::print_build_info("rmm_multithread_bench");
-  if (!rb::have_gpu()) {
-    std::fprintf(stderr, "no CUDA device: only the null resource's rows run (on stream 0)\n");
-  }
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  rb::cache().clear();
-  benchmark::Shutdown();
-  return 0;
+  return rb::bench_main(
+      argc,
+      argv,
+      "rmm_multithread_bench",
+      "only the null resource's rows run (on stream 0)",
+      [] { return 0; },
+      register_all);
 }

@@ -456,32 +456,28 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  rb::print_build_info("rmm_replay_bench");
-  try {
-    trace const& t = the_trace();
-    std::fprintf(stderr,
-                 "log %s: %zu events (%zu allocations, %zu unmatched frees, %zu never freed), "
-                 "peak live %.1f MiB\n",
-                 t.path.c_str(),
-                 t.records.size(),
-                 t.slot_size.size(),
-                 t.unmatched_frees,
-                 t.leftover_slots.size(),
-                 static_cast<double>(t.peak_live) / (1 << 20));
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "rmm_replay_bench: %s (set RMM_TRACE)\n", e.what());
-    return 2;
-  }
-  if (!rb::have_gpu()) {
-    std::fprintf(stderr, "no CUDA device: only the null resource's rows run\n");
-  }
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  rb::cache().clear();
-  benchmark::Shutdown();
-  return 0;
+  auto const load_trace = []() -> int {
+    try {
+      trace const& t = the_trace();
+      std::fprintf(stderr,
+                   "log %s: %zu events (%zu allocations, %zu unmatched frees, %zu never freed), "
+                   "peak live %.1f MiB\n",
+                   t.path.c_str(),
+                   t.records.size(),
+                   t.slot_size.size(),
+                   t.unmatched_frees,
+                   t.leftover_slots.size(),
+                   static_cast<double>(t.peak_live) / (1 << 20));
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "rmm_replay_bench: %s (set RMM_TRACE)\n", e.what());
+      return 2;
+    }
+    return 0;
+  };
+  return rb::bench_main(argc,
+                        argv,
+                        "rmm_replay_bench",
+                        "only the null resource's rows run",
+                        load_trace,
+                        register_all);
 }
