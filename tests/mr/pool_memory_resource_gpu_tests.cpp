@@ -6,6 +6,7 @@
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 
 #include <catch2/catch.hpp>
@@ -51,12 +52,14 @@ TEST_CASE("pool: constructor checks sizes and names the bad value", "[gpu][pool]
   pool_memory_resource empty{cuda_memory_resource{}, 0};
   CHECK(empty.pool_size() == 0);
   CHECK_FALSE(empty.maximum_pool_size().has_value());
-  pool_memory_resource sized{cuda_memory_resource{}, 4 * MiB, 8 * MiB};
+  cuda_memory_resource upstream;
+  pool_memory_resource sized{upstream, 4 * MiB, 8 * MiB};
   CHECK(sized.pool_size() == 4 * MiB);
   CHECK(sized.maximum_pool_size() == 8 * MiB);
   CHECK(sized.free_bytes() == 4 * MiB);
-  CHECK(sized.get_upstream_resource() ==
-        rmm::device_async_resource_ref{sized.get_upstream_resource()});
+  CHECK(sized.get_upstream_resource() == rmm::device_async_resource_ref{upstream});
+  rmm::mr::managed_memory_resource other;
+  CHECK(sized.get_upstream_resource() != rmm::device_async_resource_ref{other});
 }
 
 TEST_CASE("pool: grows generously, then exactly up to the hard cap", "[gpu][pool]") {

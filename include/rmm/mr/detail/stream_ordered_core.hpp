@@ -82,12 +82,6 @@ class stream_ordered_core {
 
   ~stream_ordered_core() { destroy_events(); }
 
-  /// @brief Number of stream slots in use (for tests and diagnostics).
-  [[nodiscard]] std::size_t num_streams() const {
-    std::lock_guard<std::mutex> lock(mtx_);
-    return slots_.size() - 1;
-  }
-
  protected:
   // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
   void* allocate_on(cuda::stream_ref stream, std::size_t requested, std::size_t rounded) {
