@@ -6,21 +6,30 @@
  *
  * Input: byte 0 picks the block size; then each operation is an opcode byte and its operands.
  * A missing byte reads as zero, so every input is a valid program.
+ *
+ * Owner tags (streams): blocks are popped and pushed with a tag the input picks from a small set,
+ * and retag moves whole stacks. The model mirrors the documented rules: one LIFO stack per tag;
+ * pop(t) takes the top of t's stack, else the next never-handed-out block of the most recently
+ * added chunk that still has one (fresh blocks belong to no tag), else nothing, even when other
+ * tags hold blocks; retag(from, to) puts `from`'s stack, in order, below `to`'s.
  */
 #include "fuzz_input.hpp"
 
 #include <rmm/mr/detail/fixed_size_free_list.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -28,26 +37,36 @@ namespace {
 using rmm::fuzz::reader;
 
 using rmm::mr::detail::fixed_size_free_list;
+using tag_t = fixed_size_free_list::tag_t;
+
+// The tags the input picks from: few, so that one tag's stack often meets pops of that tag.
+constexpr tag_t fuzz_tags = 4;
+// Queried too, though never passed to an operation: their stacks must read as empty.
+constexpr std::array<tag_t, 3> unused_tags = {
+    fuzz_tags, fuzz_tags + 1, std::numeric_limits<tag_t>::max()};
 
 class driver {
  public:
   explicit driver(std::size_t bs) : bs_{bs}, list_{bs} {}
 
   void step(reader& in) {
-    switch (in.byte() % 8U) {
+    switch (in.byte() % 9U) {
       case 0:
         add_chunk(in);
         break;
       case 1:
       case 2:
       case 3:
-        pop();
+        pop(in);
         break;
       case 4:
       case 5:
         push(in);
         break;
       case 6:
+        retag(in);
+        break;
+      case 7:
         query(in);
         break;
       default:
@@ -62,6 +81,13 @@ class driver {
     std::size_t blocks;
     std::size_t next_fresh;
   };
+
+  static tag_t read_tag(reader& in) { return static_cast<tag_t>(in.byte() % fuzz_tags); }
+
+  // Bounds on num_tags() ("one past the highest tag used so far"): at least one past every tag
+  // that was given a block (used for sure), at most one past every tag passed to any call.
+  void used(tag_t t) { tags_lo_ = std::max(tags_lo_, std::size_t{t} + 1); }
+  void passed(tag_t t) { tags_hi_ = std::max(tags_hi_, std::size_t{t} + 1); }
 
   [[nodiscard]] bool owns(std::uintptr_t p) const {
     auto it = chunks_.upper_bound(p);
@@ -79,6 +105,18 @@ class driver {
       }
     }
     return false;
+  }
+
+  // The chunk a pop that finds its tag's stack empty takes from: the most recently added one
+  // with never-handed-out blocks left; chunks_.end() if there is none.
+  [[nodiscard]] std::map<std::uintptr_t, chunk>::iterator fresh_source() {
+    for (auto it = added_.rbegin(); it != added_.rend(); ++it) {
+      auto const c = chunks_.find(it->first);
+      if (c->second.next_fresh < c->second.blocks) {
+        return c;
+      }
+    }
+    return chunks_.end();
   }
 
   std::uintptr_t any_address(reader& in) {
@@ -102,28 +140,31 @@ class driver {
     }
     list_.add_chunk(base, n);
     chunks_[base] = {n, 0};
+    added_.emplace_back(base, n * bs_);
     for (std::size_t i = 0; i < n; ++i) {
       free_.insert(base + i * bs_);
     }
     next_ = std::max(next_, base + n * bs_);
   }
 
-  void pop() {
-    auto const p = list_.pop();
-    FUZZ_CHECK(p.has_value() == !free_.empty());
+  void pop(reader& in) {
+    tag_t const t = read_tag(in);
+    auto& stack   = stacks_.at(t);
+    auto const c  = fresh_source();
+    passed(t);
+    auto const p = list_.pop(t);
+    // Another tag's stacked blocks do not count: they are not ordered after this tag's work.
+    FUZZ_CHECK(p.has_value() == (!stack.empty() || c != chunks_.end()));
     if (!p) {
       return;
     }
-    if (!stack_.empty()) {  // LIFO over pushed blocks
-      FUZZ_CHECK(*p == stack_.back());
-      stack_.pop_back();
-    } else {  // else the next never-used block of its chunk
-      auto it = chunks_.upper_bound(*p);
-      FUZZ_CHECK(it != chunks_.begin());
-      --it;
-      FUZZ_CHECK(it->second.next_fresh < it->second.blocks);
-      FUZZ_CHECK(*p == it->first + it->second.next_fresh * bs_);
-      ++it->second.next_fresh;
+    if (!stack.empty()) {  // LIFO over the blocks pushed with this tag
+      FUZZ_CHECK(*p == stack.back());
+      stack.pop_back();
+    } else {  // else the next never-used block of the newest chunk that has one
+      FUZZ_CHECK(c->second.next_fresh < c->second.blocks);
+      FUZZ_CHECK(*p == c->first + c->second.next_fresh * bs_);
+      ++c->second.next_fresh;
     }
     FUZZ_CHECK(free_.erase(*p) == 1);
     held_.push_back(*p);
@@ -134,12 +175,34 @@ class driver {
       return;
     }
     std::size_t const i    = in.byte() % 2U == 0 ? held_.size() - 1 : in.u16() % held_.size();
+    tag_t const t          = read_tag(in);  // any tag: a block may be freed on another stream
     std::uintptr_t const p = held_[i];
     held_[i]               = held_.back();
     held_.pop_back();
-    list_.push(p);
+    passed(t);
+    list_.push(p, t);
+    used(t);
     free_.insert(p);
-    stack_.push_back(p);
+    stacks_.at(t).push_back(p);
+  }
+
+  void retag(reader& in) {
+    tag_t const from           = read_tag(in);
+    tag_t const to             = read_tag(in);
+    auto& src                  = stacks_.at(from);
+    auto& dst                  = stacks_.at(to);
+    std::size_t const expected = from == to ? 0 : src.size();
+    passed(from);
+    passed(to);
+    FUZZ_CHECK(list_.retag(from, to) == expected);
+    if (expected == 0) {
+      return;
+    }
+    used(to);
+    // `from`'s blocks go below `to`'s own, keeping their order: `to` pops its own blocks first,
+    // then `from`'s, most recent first.
+    dst.insert(dst.begin(), src.begin(), src.end());
+    src.clear();
   }
 
   void query(reader& in) {
@@ -169,21 +232,45 @@ class driver {
       auto it = free_.lower_bound(p);
       p       = it == free_.end() ? *free_.begin() : *it;
     }
+    tag_t const t = read_tag(in);
     if (owns(p) && free_.count(p) == 0) {
       return;
     }  // that push would be legitimate
-    expect_invalid([&] { list_.push(p); });
+    passed(t);
+    // A rejected push leaves the list unchanged (check() compares the rest with the model),
+    // including the set of tags: a bad push with a new tag must not create its stack.
+    std::size_t const tags = list_.num_tags();
+    expect_invalid([&] { list_.push(p, t); });
+    FUZZ_CHECK(list_.num_tags() == tags);
   }
 
   void check() {
     rmm::fuzz::validated([&] { list_.validate(); });
     std::size_t capacity = 0;
+    std::size_t fresh    = 0;
     for (auto const& [b, c] : chunks_) {
       capacity += c.blocks;
+      fresh += c.blocks - c.next_fresh;
     }
     FUZZ_CHECK(list_.size() == free_.size());
+    FUZZ_CHECK(list_.empty() == free_.empty());
     FUZZ_CHECK(list_.capacity() == capacity);
     FUZZ_CHECK(list_.num_chunks() == chunks_.size());
+    FUZZ_CHECK(list_.chunks() == added_);
+    FUZZ_CHECK(list_.fresh() == fresh);
+    std::size_t stacked = 0;
+    for (tag_t t = 0; t < fuzz_tags; ++t) {
+      FUZZ_CHECK(list_.stacked(t) == stacks_.at(t).size());
+      stacked += stacks_.at(t).size();
+    }
+    FUZZ_CHECK(stacked + fresh == free_.size());  // the model itself: every free block once
+    for (tag_t const t : unused_tags) {
+      FUZZ_CHECK(list_.stacked(t) == 0);
+    }
+    std::size_t const tags = list_.num_tags();
+    FUZZ_CHECK(tags >= tags_seen_);  // never shrinks (clear() is not driven)
+    FUZZ_CHECK(tags_lo_ <= tags && tags <= tags_hi_);
+    tags_seen_ = tags;
   }
 
   std::size_t bs_;
@@ -191,9 +278,14 @@ class driver {
   std::uintptr_t base_{0x100000};
   std::uintptr_t next_{0x100000};
   std::map<std::uintptr_t, chunk> chunks_;
+  std::vector<std::pair<std::uintptr_t, std::size_t>> added_;  // (base, bytes) in add order
   std::set<std::uintptr_t> free_;
-  std::vector<std::uintptr_t> stack_;  // pushed and not popped since, in push order
+  // Per tag: pushed and not popped since, bottom first (retag puts a moved stack below).
+  std::array<std::vector<std::uintptr_t>, fuzz_tags> stacks_;
   std::vector<std::uintptr_t> held_;
+  std::size_t tags_lo_{1};  // tag 0 always exists
+  std::size_t tags_hi_{1};
+  std::size_t tags_seen_{1};
 };
 
 }  // namespace

@@ -6,18 +6,27 @@
  *
  * Input: byte 0 picks the granularity; then each operation is an opcode byte and its operands.
  * A missing byte reads as zero, so every input is a valid program.
+ *
+ * Owner tags (streams): regions are inserted, blocks allocated and freed with a tag the input
+ * picks from a small set, and retag moves whole tags. The model mirrors the documented rules:
+ * allocate(size, t) takes only free blocks of t (and the remainder keeps t), a freed block takes
+ * the tag it is freed with and merges only with free neighbours of that tag in its region, and
+ * retag(from, to) relabels every free block of `from` and merges the neighbours that now share
+ * a tag. Every per-tag query is compared with the model after each operation.
  */
 #include "fuzz_input.hpp"
 
 #include <rmm/mr/detail/tlsf_free_list.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -30,48 +39,84 @@ namespace {
 using rmm::fuzz::reader;
 
 using rmm::mr::detail::tlsf_free_list;
-using block_view = std::tuple<std::uintptr_t, std::size_t, bool>;
+using tag_t = tlsf_free_list::tag_t;
+// (base, size, free, tag of a free block); an allocated block's tag is meaningless, reported 0.
+using block_view = std::tuple<std::uintptr_t, std::size_t, bool, tag_t>;
 
-// Every block in an ordered map; fits by linear scan; neighbour merging within a region.
+// The tags the input picks from: few, so that blocks of one tag often meet as neighbours, and
+// dense from 0, as the structure expects (each tag up to the highest costs an index).
+constexpr tag_t fuzz_tags = 4;
+// Queried too, though never passed to an operation: must read as empty (0), whether the list
+// has an index for them or not.
+constexpr std::array<tag_t, 3> unused_tags = {
+    fuzz_tags, fuzz_tags + 1, std::numeric_limits<tag_t>::max()};
+
+// Every block in an ordered map; fits by linear scan; merging of free neighbours of one tag
+// within a region.
 class model {
  public:
   struct blk {
     std::size_t size;
     bool free;
     std::size_t region;
+    tag_t tag;  // owner of a free block
   };
 
-  void insert_region(std::size_t id, std::uintptr_t base, std::size_t size) {
+  struct tag_stats {
+    std::size_t bytes;
+    std::size_t blocks;
+    std::size_t largest;
+  };
+
+  void insert_region(std::size_t id, std::uintptr_t base, std::size_t size, tag_t tag) {
     regions[id]  = {base, size};
-    blocks[base] = {size, true, id};
+    blocks[base] = {size, true, id, tag};
   }
 
-  [[nodiscard]] std::size_t largest() const {
+  /// Largest free block of any tag, or of @p tag only.
+  [[nodiscard]] std::size_t largest(std::optional<tag_t> tag = std::nullopt) const {
     std::size_t best = 0;
     for (auto const& [b, k] : blocks) {
-      if (k.free && k.size > best) {
+      if (k.free && (!tag || k.tag == *tag) && k.size > best) {
         best = k.size;
       }
     }
     return best;
   }
 
-  bool allocate_at(std::uintptr_t p, std::size_t n) {
+  /// Free bytes, free blocks and largest free block of each fuzz tag, in one pass.
+  [[nodiscard]] std::array<tag_stats, fuzz_tags> per_tag() const {
+    std::array<tag_stats, fuzz_tags> out{};
+    for (auto const& [b, k] : blocks) {
+      if (k.free) {
+        tag_stats& s = out.at(k.tag);
+        s.bytes += k.size;
+        ++s.blocks;
+        s.largest = std::max(s.largest, k.size);
+      }
+    }
+    return out;
+  }
+
+  // The list allocated n bytes at p for tag: p must start a free block of that tag holding n
+  // bytes. The front is allocated; the rest stays free with the same tag.
+  bool allocate_at(std::uintptr_t p, std::size_t n, tag_t tag) {
     auto it = blocks.find(p);
-    if (it == blocks.end() || !it->second.free || it->second.size < n) {
+    if (it == blocks.end() || !it->second.free || it->second.tag != tag || it->second.size < n) {
       return false;
     }
     blk const old = it->second;
-    it->second    = {n, false, old.region};
+    it->second    = {n, false, old.region, 0};
     if (old.size > n) {
-      blocks[p + n] = {old.size - n, true, old.region};
+      blocks[p + n] = {old.size - n, true, old.region, tag};
     }
     return true;
   }
 
-  void deallocate(std::uintptr_t p) {
+  void deallocate(std::uintptr_t p, tag_t tag) {
     auto it         = blocks.find(p);
     it->second.free = true;
+    it->second.tag  = tag;
     auto next       = std::next(it);
     if (next != blocks.end() && joinable(*it, *next)) {
       it->second.size += next->second.size;
@@ -86,7 +131,38 @@ class model {
     }
   }
 
+  // Relabels, then merges every pair of neighbours that may now merge: the result must be as
+  // coalesced as if the blocks had been freed with tag `to` in the first place.
+  void retag(tag_t from, tag_t to) {
+    for (auto& [b, k] : blocks) {
+      if (k.free && k.tag == from) {
+        k.tag = to;
+      }
+    }
+    for (auto it = blocks.begin(); it != blocks.end();) {
+      auto const next = std::next(it);
+      if (next != blocks.end() && joinable(*it, *next)) {
+        it->second.size += next->second.size;
+        blocks.erase(next);
+      } else {
+        it = next;
+      }
+    }
+  }
+
+  /// No allocated block in the region; its free space may still be split between tags.
   [[nodiscard]] bool fully_free(std::size_t id) const {
+    auto const& [base, size] = regions.at(id);
+    for (auto it = blocks.find(base); it != blocks.end() && it->first < base + size; ++it) {
+      if (!it->second.free) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// The region is one free block (so of one tag): only those go back upstream.
+  [[nodiscard]] bool single_free_block(std::size_t id) const {
     auto const& r = regions.at(id);
     auto const& b = blocks.at(r.first);
     return b.free && b.size == r.second;
@@ -95,7 +171,7 @@ class model {
   [[nodiscard]] std::vector<block_view> view() const {
     std::vector<block_view> out;
     for (auto const& [b, k] : blocks) {
-      out.emplace_back(b, k.size, k.free);
+      out.emplace_back(b, k.size, k.free, k.free ? k.tag : 0);
     }
     return out;
   }
@@ -107,7 +183,7 @@ class model {
   template <typename P>
   static bool joinable(P const& lo, P const& hi) {
     return lo.second.free && hi.second.free && lo.second.region == hi.second.region &&
-           lo.first + lo.second.size == hi.first;
+           lo.second.tag == hi.second.tag && lo.first + lo.second.size == hi.first;
   }
 };
 
@@ -121,7 +197,7 @@ class driver {
   explicit driver(std::size_t g) : g_{g}, list_{g} {}
 
   void step(reader& in) {
-    switch (in.byte() % 8) {
+    switch (in.byte() % 9U) {
       case 0:
         insert_region(in);
         break;
@@ -134,9 +210,12 @@ class driver {
         deallocate(in);
         break;
       case 5:
-        misuse(in);
+        retag(in);
         break;
       case 6:
+        misuse(in);
+        break;
+      case 7:
         take_free_regions();
         break;
       default:
@@ -147,14 +226,24 @@ class driver {
   }
 
  private:
+  static tag_t read_tag(reader& in) { return static_cast<tag_t>(in.byte() % fuzz_tags); }
+
+  // Bounds on num_tags() ("one past the highest tag used so far"): at least one past every tag
+  // a block was given (used for sure), at most one past every tag passed to any call.
+  void used(tag_t t) { tags_lo_ = std::max(tags_lo_, std::size_t{t} + 1); }
+  void passed(tag_t t) { tags_hi_ = std::max(tags_hi_, std::size_t{t} + 1); }
+
   void insert_region(reader& in) {
     std::size_t const units = 1 + (in.u16() >> (in.byte() % 12U));
     next_ += g_ * (in.byte() % 3U);  // 0: adjacent to the previous region
+    tag_t const tag = read_tag(in);
     if (model_.regions.size() >= 64) {
       return;
     }
-    std::size_t const id = list_.insert_region(next_, units * g_);
-    model_.insert_region(id, next_, units * g_);
+    passed(tag);
+    std::size_t const id = list_.insert_region(next_, units * g_, tag);
+    used(tag);
+    model_.insert_region(id, next_, units * g_, tag);
     next_ += units * g_;
   }
 
@@ -173,15 +262,20 @@ class driver {
   }
 
   void allocate(reader& in) {
+    tag_t const tag     = read_tag(in);
     std::size_t const n = choose_size(in);
-    bool const fits     = model_.largest() >= n;
-    FUZZ_CHECK((list_.largest_free_block() >= n) == fits);
-    auto const p = list_.allocate(n);
+    // Only blocks of the tag count: a larger free block of another tag must not be taken.
+    bool const fits = model_.largest(tag) >= n;
+    FUZZ_CHECK((list_.largest_free_block(tag) >= n) == fits);
+    FUZZ_CHECK((list_.largest_free_block() >= n) == (model_.largest() >= n));
+    passed(tag);
+    auto const p = list_.allocate(n, tag);
     FUZZ_CHECK(p.has_value() == fits);
     if (!p) {
       return;
     }
-    FUZZ_CHECK(model_.allocate_at(*p, n));
+    used(tag);
+    FUZZ_CHECK(model_.allocate_at(*p, n, tag));
     live_.push_back({*p, n});
   }
 
@@ -190,12 +284,29 @@ class driver {
       return;
     }
     std::size_t const i = in.u16() % live_.size();
+    tag_t const tag     = read_tag(in);  // any tag: a block may be freed on another stream
     live const l        = live_[i];
     live_[i]            = live_.back();
     live_.pop_back();
-    list_.deallocate(l.ptr, l.size);
-    model_.deallocate(l.ptr);
+    passed(tag);
+    list_.deallocate(l.ptr, l.size, tag);
+    used(tag);
+    model_.deallocate(l.ptr, tag);
     freed_.push_back(l);
+  }
+
+  void retag(reader& in) {
+    tag_t const from = read_tag(in);
+    tag_t const to   = read_tag(in);
+    // Moves all of `from`'s free bytes (none when from == to), whatever their neighbours.
+    std::size_t const expected = from == to ? 0 : model_.per_tag().at(from).bytes;
+    passed(from);
+    passed(to);
+    FUZZ_CHECK(list_.retag(from, to) == expected);
+    if (expected != 0) {
+      used(to);
+    }
+    model_.retag(from, to);
   }
 
   template <typename F>
@@ -209,35 +320,53 @@ class driver {
     FUZZ_CHECK(threw);
   }
 
+  // A rejected deallocate leaves the list unchanged (check() compares the rest with the model),
+  // including the set of tags: a bad call with a new tag must not create its index.
+  template <typename F>
+  void expect_invalid_deallocate(F&& f) {
+    std::size_t const tags = list_.num_tags();
+    expect_invalid(std::forward<F>(f));
+    FUZZ_CHECK(list_.num_tags() == tags);
+  }
+
   void misuse(reader& in) {
     std::uint8_t const kind = in.byte() % 4U;
     std::size_t const v     = in.u16();
+    tag_t const tag         = read_tag(in);
+    passed(tag);
     if (kind == 0 && !live_.empty()) {
       live const l = live_[v % live_.size()];
-      expect_invalid([&] { list_.deallocate(l.ptr, l.size + g_); });
+      expect_invalid_deallocate([&] { list_.deallocate(l.ptr, l.size + g_, tag); });
     } else if (kind == 1 && !freed_.empty()) {
       live const l = freed_[v % freed_.size()];
       auto it      = model_.blocks.find(l.ptr);
       if (it != model_.blocks.end() && !it->second.free) {
         return;
       }  // reallocated since
-      expect_invalid([&] { list_.deallocate(l.ptr, l.size); });
+      expect_invalid_deallocate([&] { list_.deallocate(l.ptr, l.size, tag); });
     } else if (kind == 2 && !live_.empty()) {
       live const l = live_[v % live_.size()];
       if (l.size == g_) {
         return;
       }
-      expect_invalid([&] { list_.deallocate(l.ptr + g_, l.size - g_); });
+      expect_invalid_deallocate([&] { list_.deallocate(l.ptr + g_, l.size - g_, tag); });
     } else if (kind == 3) {
-      expect_invalid([&] { list_.deallocate(next_ + g_ * (1 + v), g_); });
-      expect_invalid([&] { static_cast<void>(list_.allocate(v % g_)); });  // 0 or unaligned
+      expect_invalid_deallocate([&] { list_.deallocate(next_ + g_ * (1 + v), g_, tag); });
+      expect_invalid([&] { static_cast<void>(list_.allocate(v % g_, tag)); });  // 0 or unaligned
+      // An id that names no current region (never issued, or taken back and not reused).
+      std::size_t const id = v % (model_.regions.size() + 2);
+      if (model_.regions.count(id) == 0) {
+        expect_invalid([&] { static_cast<void>(list_.region_fully_free(id)); });
+      }
     }
   }
 
+  // Only regions that are one free block go: a fully free region split between tags stays until
+  // a retag merges it.
   void take_free_regions() {
     std::vector<std::pair<std::uintptr_t, std::size_t>> expected;
     for (auto it = model_.regions.begin(); it != model_.regions.end();) {
-      if (model_.fully_free(it->first)) {
+      if (model_.single_free_block(it->first)) {
         expected.push_back(it->second);
         model_.blocks.erase(it->second.first);
         it = model_.regions.erase(it);
@@ -253,14 +382,27 @@ class driver {
     for (auto const& [id, r] : model_.regions) {
       FUZZ_CHECK(list_.region_fully_free(id) == model_.fully_free(id));
     }
+    using region_view = std::tuple<std::size_t, std::uintptr_t, std::size_t, bool>;
+    std::vector<region_view> got;
+    list_.for_each_region([&got](std::size_t id, std::uintptr_t b, std::size_t s, bool f) {
+      got.emplace_back(id, b, s, f);
+    });
+    std::vector<region_view> expected;
+    for (auto const& [id, r] : model_.regions) {
+      expected.emplace_back(id, r.first, r.second, model_.fully_free(id));
+    }
+    std::sort(expected.begin(), expected.end(), [](auto const& a, auto const& b) {
+      return std::get<1>(a) < std::get<1>(b);
+    });
+    FUZZ_CHECK(got == expected);
   }
 
   void check() {
     rmm::fuzz::validated([&] { list_.validate(); });
     std::vector<block_view> got;
     list_.for_each_block(
-        [&got](std::uintptr_t b, std::size_t s, bool f, std::size_t, tlsf_free_list::tag_t) {
-          got.emplace_back(b, s, f);
+        [&got](std::uintptr_t b, std::size_t s, bool f, std::size_t, tlsf_free_list::tag_t t) {
+          got.emplace_back(b, s, f, f ? t : 0);
         });
     FUZZ_CHECK(got == model_.view());
     FUZZ_CHECK(list_.largest_free_block() == model_.largest());
@@ -271,8 +413,24 @@ class driver {
     }
     FUZZ_CHECK(list_.free_bytes() == free_bytes);
     FUZZ_CHECK(list_.allocated_bytes() == used);
+    FUZZ_CHECK(list_.total_bytes() == free_bytes + used);
     FUZZ_CHECK(list_.num_free_blocks() == free_blocks);
     FUZZ_CHECK(list_.num_regions() == model_.regions.size());
+    auto const stats = model_.per_tag();
+    for (tag_t t = 0; t < fuzz_tags; ++t) {
+      FUZZ_CHECK(list_.free_bytes(t) == stats.at(t).bytes);
+      FUZZ_CHECK(list_.num_free_blocks(t) == stats.at(t).blocks);
+      FUZZ_CHECK(list_.largest_free_block(t) == stats.at(t).largest);
+    }
+    for (tag_t const t : unused_tags) {
+      FUZZ_CHECK(list_.free_bytes(t) == 0);
+      FUZZ_CHECK(list_.num_free_blocks(t) == 0);
+      FUZZ_CHECK(list_.largest_free_block(t) == 0);
+    }
+    std::size_t const tags = list_.num_tags();
+    FUZZ_CHECK(tags >= tags_seen_);  // never shrinks
+    FUZZ_CHECK(tags_lo_ <= tags && tags <= tags_hi_);
+    tags_seen_ = tags;
   }
 
   std::size_t g_;
@@ -281,6 +439,9 @@ class driver {
   std::vector<live> live_;
   std::vector<live> freed_;
   std::uintptr_t next_{0x10000};
+  std::size_t tags_lo_{1};  // tag 0 always exists
+  std::size_t tags_hi_{1};
+  std::size_t tags_seen_{1};
 };
 
 }  // namespace
