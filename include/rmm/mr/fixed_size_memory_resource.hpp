@@ -104,11 +104,11 @@ class fixed_size_memory_resource_impl
   }
   [[nodiscard]] std::size_t block_size() const noexcept { return block_size_; }
   [[nodiscard]] std::size_t capacity_blocks() const noexcept {
-    std::lock_guard<std::mutex> lock(mutex());
+    std::lock_guard<spin_mutex> lock(mutex());
     return free_list_.capacity();
   }
   [[nodiscard]] std::size_t free_blocks() const noexcept {
-    std::lock_guard<std::mutex> lock(mutex());
+    std::lock_guard<spin_mutex> lock(mutex());
     return free_list_.size();
   }
 

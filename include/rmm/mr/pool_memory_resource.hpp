@@ -114,7 +114,7 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
   }
 
   [[nodiscard]] std::size_t pool_size() const noexcept {
-    std::lock_guard<std::mutex> lock(mutex());
+    std::lock_guard<spin_mutex> lock(mutex());
     return free_list_.total_bytes();
   }
 
@@ -126,12 +126,12 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
   }
 
   [[nodiscard]] std::size_t free_bytes() const noexcept {
-    std::lock_guard<std::mutex> lock(mutex());
+    std::lock_guard<spin_mutex> lock(mutex());
     return free_list_.free_bytes();
   }
 
   [[nodiscard]] std::size_t largest_free_block() const noexcept {
-    std::lock_guard<std::mutex> lock(mutex());
+    std::lock_guard<spin_mutex> lock(mutex());
     return free_list_.largest_free_block();
   }
 

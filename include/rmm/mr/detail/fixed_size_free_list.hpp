@@ -11,11 +11,11 @@
 
 #include <rmm/mr/detail/free_list_diagnostics.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -65,11 +65,11 @@ class fixed_size_free_list {
     chunks_.push_back(
         chunk{base, num_blocks, 0, std::vector<std::uint64_t>((num_blocks + 63) / 64)});
     try {
-      by_base_.emplace(base, id);
+      auto const at = by_base_.insert(first_at_or_after(base), {base, id});
       try {
         fresh_.push_back(id);
       } catch (...) {
-        by_base_.erase(base);
+        by_base_.erase(at);
         throw;
       }
     } catch (...) {
@@ -261,8 +261,21 @@ class fixed_size_free_list {
     return chunks_[id].base + b * block_size_;
   }
 
+  // The first entry of by_base_ whose base is >= base (or > base if `after`).
+  [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>>::const_iterator
+  first_at_or_after(std::uintptr_t base, bool after = false) const noexcept {
+    return after ? std::upper_bound(by_base_.begin(),
+                                    by_base_.end(),
+                                    base,
+                                    [](std::uintptr_t b, auto const& e) { return b < e.first; })
+                 : std::lower_bound(by_base_.begin(),
+                                    by_base_.end(),
+                                    base,
+                                    [](auto const& e, std::uintptr_t b) { return e.first < b; });
+  }
+
   [[nodiscard]] std::size_t chunk_containing(std::uintptr_t ptr) const noexcept {
-    auto it = by_base_.upper_bound(ptr);
+    auto it = first_at_or_after(ptr, /*after=*/true);
     if (it == by_base_.begin()) {
       return npos;
     }
@@ -297,7 +310,7 @@ class fixed_size_free_list {
       throw std::invalid_argument(what + "does not fit in the address space");
     }
     std::uintptr_t const end = base + num_blocks * block_size_;
-    auto const next          = by_base_.lower_bound(base);
+    auto const next          = first_at_or_after(base);
     bool overlaps            = next != by_base_.end() && next->first < end;
     if (next != by_base_.begin()) {
       chunk const& prev = chunks_[std::prev(next)->second];
@@ -366,7 +379,12 @@ class fixed_size_free_list {
 
   std::size_t block_size_;
   std::vector<chunk> chunks_;
-  std::map<std::uintptr_t, std::size_t> by_base_;  // finds the chunk of a pushed pointer
+  // (base, chunk id) sorted by base: finds the chunk of a pushed pointer. A sorted vector, not a
+  // std::map: a free's lookup is a binary search over contiguous memory (the map's node per
+  // level was a cache miss: 30 % of the time of the n = 100 000, 1 MiB random-allocation row
+  // in a profile on the GPU machine);
+  // inserting shifts the vector, but chunks are added only when the resource grows.
+  std::vector<std::pair<std::uintptr_t, std::size_t>> by_base_;
   std::vector<std::vector<entry>> stacks_;         // pushed blocks per tag, LIFO
   std::vector<std::size_t> fresh_;                 // chunks with never-handed-out blocks
   std::size_t capacity_{};

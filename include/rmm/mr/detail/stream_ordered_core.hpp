@@ -31,6 +31,7 @@
 
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/spin_mutex.hpp>
 #include <rmm/mr/detail/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
 
@@ -86,7 +87,7 @@ class stream_ordered_core {
   // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
   void* allocate_on(cuda::stream_ref stream, std::size_t requested, std::size_t rounded) {
     stream_key const key = stream_key::of(stream);
-    std::lock_guard<std::mutex> lock(mtx_);
+    std::lock_guard<spin_mutex> lock(mtx_);
     tag_t const tag = slot_of(key);
     if (auto p = derived().try_allocate(rounded, tag)) {
       return *p;
@@ -116,7 +117,7 @@ class stream_ordered_core {
   // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.
   void deallocate_on(cuda::stream_ref stream, void* ptr, std::size_t rounded) noexcept {
     stream_key const key = stream_key::of(stream);
-    std::lock_guard<std::mutex> lock(mtx_);
+    std::lock_guard<spin_mutex> lock(mtx_);
     tag_t tag = 0;
     try {
       tag = slot_of(key);
@@ -154,7 +155,7 @@ class stream_ordered_core {
   }
 
   // The lock, for derived read-only queries.
-  std::mutex& mutex() const noexcept { return mtx_; }
+  spin_mutex& mutex() const noexcept { return mtx_; }
 
   // Slot keys in a readable form, for out-of-memory reports and dumps.
   [[nodiscard]] std::string describe_streams() const {
@@ -299,7 +300,7 @@ class stream_ordered_core {
     }
   }
 
-  mutable std::mutex mtx_;
+  mutable spin_mutex mtx_;
   std::vector<slot> slots_{slot{}};  // slot 0: memory owned by no stream
   tag_t last_{0};
 };

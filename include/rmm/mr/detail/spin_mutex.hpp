@@ -1,0 +1,76 @@
+/**
+ * @file spin_mutex.hpp
+ * @brief A small test-and-test-and-set lock for short critical sections.
+ */
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief A lock (Lockable: lock, try_lock, unlock) for the suballocators' short critical sections.
+ *
+ * Why not std::mutex: on the GPU machine a lock/unlock pair of std::mutex, which are calls into
+ * libc, took 16-19 % of a single-threaded pool or fixed-size operation (about 15-20 ns in the
+ * profiles of scripts/profile_gpu.sh), and under contention its unlock pays a futex wake system
+ * call. Here the uncontended lock is one inlined atomic exchange and the unlock one release
+ * store. A waiter spins on a plain load with a pause instruction, then yields its time slice, so
+ * threads that outnumber cores still make progress.
+ *
+ * Not recursive, not fair. Thread-safety: that is its purpose.
+ */
+class spin_mutex {
+ public:
+  spin_mutex()                             = default;
+  spin_mutex(spin_mutex const&)            = delete;
+  spin_mutex& operator=(spin_mutex const&) = delete;
+
+  /// @brief Takes the lock, waiting as long as needed.
+  void lock() noexcept {
+    if (!locked_.exchange(true, std::memory_order_acquire)) {
+      return;
+    }
+    lock_contended();
+  }
+
+  /// @brief Takes the lock if it is free. @return whether it was taken.
+  bool try_lock() noexcept {
+    return !locked_.load(std::memory_order_relaxed) &&
+           !locked_.exchange(true, std::memory_order_acquire);
+  }
+
+  /// @brief Releases the lock; the caller must hold it.
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+  }
+
+  void lock_contended() noexcept {
+    constexpr unsigned spins_before_yield = 128;
+    unsigned spins                        = 0;
+    do {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (spins < spins_before_yield) {
+          ++spins;
+          pause();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    } while (locked_.exchange(true, std::memory_order_acquire));
+  }
+
+  std::atomic<bool> locked_{false};
+};
+
+}  // namespace rmm::mr::detail
