@@ -11,6 +11,8 @@
 //   See benchmarks/README.md for the timing method and the other variables.
 #include "bench_common.hpp"
 
+#include <rmm/mr/cuda_async_memory_resource.hpp>
+
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -156,6 +158,16 @@ void register_all() {
             },
             true);
 #endif
+        // A pool of its own through cudaMallocFromPoolAsync: as slow as the cudaMallocAsync
+        // baseline at large sizes, so the same rows.
+        if (want_cuda_async(n, max_mib)) {
+          add<rmm::mr::cuda_async_memory_resource>(
+              "cuda_async_mr",
+              n,
+              max_mib,
+              [] { return std::make_shared<rmm::mr::cuda_async_memory_resource>(); },
+              true);
+        }
 #if RMM_BENCH_HAVE_FIXED
         if (max_mib <= 4) {  // every request fits one block of max_mib MiB
           add<rmm::mr::fixed_size_memory_resource>(

@@ -21,6 +21,8 @@
 //   RMM_BENCH_QUICK=1 (or QUICK=1): bisection in steps of 64 MiB
 #include "bench_common.hpp"
 
+#include <rmm/mr/cuda_async_memory_resource.hpp>
+
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -298,6 +300,14 @@ struct replay_fixture {
 
 enum class harness { resolved, map };
 
+/// @brief True for the driver-pool resources: they report their pool's reserved high watermark.
+template <class Resource, class = void>
+struct has_pool_peak : std::false_type {};
+template <class Resource>
+struct has_pool_peak<Resource,
+                     std::void_t<decltype(std::declval<Resource const&>().peak_reserved_bytes())>>
+    : std::true_type {};
+
 void no_capacity(std::size_t) {}
 
 template <class Resource, class Make, class MakeCapped>
@@ -368,6 +378,9 @@ void bm_replay(benchmark::State& state,
           capacity->capacity ? static_cast<double>(*capacity->capacity) / mib : 0.0;
     }
     double took = static_cast<double>(fx.upstream.peak());
+    if constexpr (has_pool_peak<Resource>::value) {  // its own pool, not the upstream
+      took = static_cast<double>(mr.peak_reserved_bytes());
+    }
     if (async_baseline && rb::have_gpu()) {
       std::uint64_t high = 0;
       RMM_CUDA_TRY(
@@ -440,6 +453,15 @@ void register_all() {
               rb::binning_max_exponent);
         });
 #endif
+    // Its own pool through cudaMallocFromPoolAsync. No bisection: the resource's limit counts the
+    // bytes requested, not what the driver reserves, so it cannot give the pool a capacity;
+    // efficiency_grow is peak live / the pool's reserved high watermark.
+    add<rmm::mr::cuda_async_memory_resource>(
+        "cuda_async_mr",
+        [](upstream_type const&) {
+          return std::make_shared<rmm::mr::cuda_async_memory_resource>();
+        },
+        &no_capacity);
     add<rb::cuda_async_baseline>(
         "cuda_async",
         [](upstream_type const&) { return std::make_shared<rb::cuda_async_baseline>(); },

@@ -8,7 +8,7 @@ Several DIRs (a run split over device calls with RMM_BENCH_PARTS) are read toget
 hold the same benchmark, the later DIR wins.
 
 DIR is what scripts/run_benchmarks.sh wrote ($OUT): the JSON files of rmm_random_allocations_bench,
-rmm_multithread_bench and rmm_replay_bench (--benchmark_out_format=json, with or without
+rmm_multithread_bench, rmm_replay_bench and rmm_pinned_bench (--benchmark_out_format=json, with or without
 --benchmark_report_aggregates_only) and peers.txt, the output of the ../shared/bench scripts.
 For each benchmark the median over repetitions is used (the "median" aggregate if present, else
 the median of the repetitions). Benchmark names are family/resource/key:value/..., e.g.
@@ -273,7 +273,7 @@ def replay_table(results, peers):
         return None
     rows = []
     logs = {res: (words[0] if words else "") for _, res, _, words in keys}
-    for res in present(results, "replay", OURS + ["cuda_async", "null", "null_map"]):
+    for res in present(results, "replay", OURS + ["cuda_async_mr", "cuda_async", "null", "null_map"]):
         row = results.find("replay", res)
         text, _ = cell(row, "ns_per_event")
         c = row["counters"] if row and not row["error"] else {}
@@ -293,6 +293,29 @@ def replay_table(results, peers):
             "unordered_map loop: the peer harness's own cost per event.\n\n" + table(header, rows))
 
 
+def pinned_table(results):
+    keys = results.keys("pinned")
+    sizes = sorted({int(p["bytes"]) for _, _, p, _ in keys if "bytes" in p})
+    if not sizes:
+        return None
+    resources = present(results, "pinned", ["cuda_async_pinned", "pinned_host_mr", "cuda_host_alloc"])
+    header = ["bytes"] + resources + ["cudaHostAlloc ÷ cuda_async_pinned"]
+    rows = []
+    for b in sizes:
+        line, values = [f"{b:,}"], {}
+        for res in resources:
+            text, v = cell(results.find("pinned", res, bytes=b), "ns_per_pair")
+            values[res] = v
+            line.append(text)
+        line.append(ratio(values.get("cuda_host_alloc"), values.get("cuda_async_pinned")))
+        rows.append(line)
+    return ("### Pinned host memory: allocate-free pairs (ns per pair, median; lower is better)\n\n"
+            "`rmm_pinned_bench`: cuda_async_pinned is `cuda_async_pinned_memory_resource` (a driver "
+            "pool of pinned host memory, stream-ordered); pinned_host_mr is "
+            "`pinned_host_memory_resource` (cudaHostAlloc / cudaFreeHost per call); cuda_host_alloc "
+            "is the raw calls.\n\n" + table(header, rows))
+
+
 def tables(folders):
     results = Results()
     files = [f for folder in folders for f in sorted(glob.glob(os.path.join(folder, "*.json")))]
@@ -306,7 +329,8 @@ def tables(folders):
     parts = ["## Benchmark results"]
     if peers["notes"]:
         parts.append("\n".join(f"- {n}" for n in peers["notes"]))
-    for t in (random_table(results, peers), mt_table(results, peers), replay_table(results, peers)):
+    for t in (random_table(results, peers), mt_table(results, peers), replay_table(results, peers),
+              pinned_table(results)):
         if t:
             parts.append(t)
     errors = sorted((r, row["error"]) for r, row in results.rows.items() if row["error"])

@@ -25,8 +25,9 @@ stage() {
     -DRMM_BUILD_BENCHMARKS="${RMM_GPU_BENCHMARKS:-OFF}" >/dev/null
   cmake --build "$build" -j"$(nproc)"
   rm -rf "$stage_dir" && mkdir -p "$stage_dir/bin" "$stage_dir/lib"
+  # rmm_ipc_child: the second process of the pinned-pool IPC test, found beside rmm_gpu_tests.
   local programs=(tests/rmm_gpu_tests tests/rmm_gpu_tests_ptds tests/rmm_host_tests
-                  tests/process_is_exiting_test examples/basic/rmm_demo)
+                  tests/process_is_exiting_test examples/basic/rmm_demo tests/rmm_ipc_child)
   for p in "${programs[@]}"; do
     strip --strip-debug -o "$stage_dir/bin/$(basename "$p")" "$build/$p"
   done
@@ -45,6 +46,8 @@ stage() {
     ON | on | On | 1 | TRUE | true | YES | yes)
       cp "$root/scripts/run_benchmarks.sh" "$stage_dir/run_benchmarks.sh"
       cp "$root/scripts/bench_tables.py" "$stage_dir/bench_tables.py"
+      cp "$root/scripts/profile_gpu.sh" "$stage_dir/profile_gpu.sh"
+      cp "$build/benchmarks/librmm_sampler.so" "$stage_dir/lib/"
       ;;
   esac
   du -sh "$stage_dir"

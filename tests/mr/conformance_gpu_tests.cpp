@@ -9,13 +9,23 @@
 #include <rmm/error.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
+#include <rmm/mr/block_memory_pool_resource.hpp>
 #include <rmm/mr/callback_memory_resource.hpp>
+#include <rmm/mr/cuda_async_managed_memory_resource.hpp>
+#include <rmm/mr/cuda_async_memory_resource.hpp>
+#include <rmm/mr/cuda_async_pinned_memory_resource.hpp>
+#include <rmm/mr/cuda_async_view_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/device_host_pool_pair.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/sam_headroom_memory_resource.hpp>
+#include <rmm/mr/storage_type.hpp>
+#include <rmm/mr/stream_ordered_allocator.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
+#include <rmm/mr/unbounded_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <catch2/catch.hpp>
@@ -184,6 +194,181 @@ struct arena_factory {
   static std::optional<std::size_t> oom_probe() { return 3 * GiB; }  // above the arena
 };
 
+// --- the sensor-streaming SDK's allocators (docs/sdk_allocators.md) ---
+std::string unavailable_without_sam() {
+  if (rmm::mr::detail::is_system_memory_supported(rmm::get_current_cuda_device())) {
+    return {};
+  }
+  return "device reports no pageable memory access (no HMM or ATS)";
+}
+
+struct unbounded_device_factory {
+  static constexpr char const* name = "unbounded_memory_resource";
+  static rmm::mr::unbounded_memory_resource make() {
+    return rmm::mr::unbounded_memory_resource{rmm::mr::storage_type::device};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() {
+    return rmm::available_device_memory().second * 2;
+  }
+};
+
+struct unbounded_pinned_factory {
+  static constexpr char const* name = "unbounded_memory_resource";
+  static rmm::mr::unbounded_memory_resource make() {
+    return rmm::mr::unbounded_memory_resource{rmm::mr::storage_type::pinned_host};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;  // declared for no storage: device is not
+  static std::optional<std::size_t> oom_probe() { return std::size_t{1} << 52; }  // 4 PiB
+};
+
+struct unbounded_system_factory {
+  static constexpr char const* name = "unbounded_memory_resource";
+  static rmm::mr::unbounded_memory_resource make() {
+    return rmm::mr::unbounded_memory_resource{rmm::mr::storage_type::system};
+  }
+  static std::string unavailable() { return unavailable_without_sam(); }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() { return std::nullopt; }
+};
+
+// The suite's largest live set is 100 requests of up to 2 MiB (sizes above max_request are
+// skipped): 128 blocks of 2 MiB hold it. Exhaustion and too-large requests are tested in
+// sdk_allocators_gpu_tests.cpp, so no out-of-memory probe here (its message has no device).
+struct block_pool_factory {
+  static constexpr char const* name = "block_memory_pool_resource";
+  static rmm::mr::block_memory_pool_resource make() {
+    return rmm::mr::block_memory_pool_resource{rmm::mr::storage_type::device, 2 * MiB, 128};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible    = false;
+  static constexpr std::size_t max_request = 2 * MiB;
+  static std::optional<std::size_t> oom_probe() { return std::nullopt; }
+};
+
+struct block_pool_pinned_factory {
+  static constexpr char const* name = "block_memory_pool_resource";
+  static rmm::mr::block_memory_pool_resource make() {
+    return rmm::mr::block_memory_pool_resource{rmm::mr::storage_type::pinned_host, 2 * MiB, 128};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible    = false;
+  static constexpr std::size_t max_request = 2 * MiB;
+  static std::optional<std::size_t> oom_probe() { return std::nullopt; }
+};
+
+rmm::mr::device_host_pool_config pool_pair_config() {
+  rmm::mr::device_host_pool_config config;
+  config.device_memory_max_size = "2GB";  // the suite allocates up to 1 GiB at once
+  config.host_memory_max_size   = "2GB";
+  return config;
+}
+
+struct pool_pair_device_factory {
+  static constexpr char const* name = "pool_memory_resource";
+  static rmm::mr::pool_memory_resource make() {
+    return rmm::mr::device_host_pool_pair{pool_pair_config()}.device_memory_resource();
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() { return 4 * GiB; }  // above the maximum
+};
+
+struct pool_pair_host_factory {
+  static constexpr char const* name = "pool_memory_resource";
+  static rmm::mr::pool_memory_resource make() {
+    return rmm::mr::device_host_pool_pair{pool_pair_config()}.host_memory_resource();
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() { return 4 * GiB; }  // above the maximum
+};
+
+struct stream_ordered_allocator_factory {
+  static constexpr char const* name = "cuda_async_memory_resource";
+  static rmm::mr::cuda_async_memory_resource make() {
+    rmm::mr::stream_ordered_allocator_config config;
+    config.device_memory_max_size = "4GB";
+    return rmm::mr::make_stream_ordered_allocator(config);
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() { return 8 * GiB; }  // above the limit
+};
+
+struct sam_headroom_factory {
+  static constexpr char const* name = "sam_headroom_memory_resource";
+  static rmm::mr::sam_headroom_memory_resource make() {
+    return rmm::mr::sam_headroom_memory_resource{GiB};
+  }
+  static std::string unavailable() { return unavailable_without_sam(); }
+  static constexpr bool host_accessible = true;
+  static std::optional<std::size_t> oom_probe() { return std::nullopt; }
+};
+
+// --- the driver-pool resources (cudaMallocFromPoolAsync) ---
+struct cuda_async_factory {
+  static constexpr char const* name = "cuda_async_memory_resource";
+  static rmm::mr::cuda_async_memory_resource make() { return {}; }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() {
+    return rmm::available_device_memory().second * 2;
+  }
+};
+
+// A view of the device's default pool (the driver's; never destroyed).
+struct cuda_async_view_factory {
+  static constexpr char const* name = "cuda_async_view_memory_resource";
+  static rmm::mr::cuda_async_view_memory_resource make() {
+    cudaMemPool_t pool{};
+    RMM_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, rmm::get_current_cuda_device().value()));
+    return rmm::mr::cuda_async_view_memory_resource{pool};
+  }
+  static std::string unavailable() { return {}; }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() {
+    return rmm::available_device_memory().second * 2;
+  }
+};
+
+struct cuda_async_managed_factory {
+  static constexpr char const* name = "cuda_async_managed_memory_resource";
+  static rmm::mr::cuda_async_managed_memory_resource make() { return {}; }
+  static std::string unavailable() {
+    try {
+      rmm::mr::cuda_async_managed_memory_resource probe;
+    } catch (rmm::logic_error const& e) {
+      return e.what();
+    }
+    return {};
+  }
+  static constexpr bool host_accessible = true;
+  // As for managed_factory: never ask for more managed memory than the card has.
+  static std::optional<std::size_t> oom_probe() { return std::nullopt; }
+};
+
+// An owned pool of pinned host memory with a max_size, so that the out-of-memory probe is
+// refused by the resource before the driver is asked.
+struct cuda_async_pinned_factory {
+  static constexpr char const* name = "cuda_async_pinned_memory_resource";
+  static rmm::mr::cuda_async_pinned_memory_resource make() {
+    rmm::mr::pinned_pool_options options;
+    options.max_size = 4 * GiB;
+    return rmm::mr::cuda_async_pinned_memory_resource{options};
+  }
+  static std::string unavailable() {
+    int supported{0};
+    RMM_CUDA_TRY(cudaDeviceGetAttribute(
+        &supported, cudaDevAttrHostMemoryPoolsSupported, rmm::get_current_cuda_device().value()));
+    return supported != 0 ? std::string{} : "cudaDevAttrHostMemoryPoolsSupported is 0";
+  }
+  static constexpr bool host_accessible = true;
+  static std::optional<std::size_t> oom_probe() { return 8 * GiB; }  // above max_size
+};
+
 template <typename Factory>
 bool skip_if_unavailable() {
   auto const why = Factory::unavailable();
@@ -204,7 +389,11 @@ void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_s
 #define RMM_CONFORMANCE_FACTORIES                                                                \
   cuda_factory, managed_factory, pinned_factory, system_factory, callback_factory, pool_factory, \
       pool_over_managed_factory, pool_over_pinned_factory, fixed_size_factory,                   \
-      binning_over_pool_factory, arena_factory
+      binning_over_pool_factory, arena_factory, unbounded_device_factory,                        \
+      unbounded_pinned_factory, unbounded_system_factory, block_pool_factory,                    \
+      block_pool_pinned_factory, pool_pair_device_factory, pool_pair_host_factory,               \
+      stream_ordered_allocator_factory, sam_headroom_factory, cuda_async_factory,                \
+      cuda_async_view_factory, cuda_async_managed_factory, cuda_async_pinned_factory
 
 TEMPLATE_TEST_CASE("conformance: properties and concepts",
                    "[gpu][conformance]",

@@ -95,3 +95,23 @@ TEST_CASE("fixed_size: reuse from another stream waits for the freeing stream's 
   mr.deallocate(s2, b, MiB, 256);
   mr.deallocate(s2, theirs, MiB, 256);
 }
+
+TEST_CASE("fixed_size: blocks freed while one stream was alone are reused, not grown past",
+          "[gpu][fixed_size]") {
+  // Freed with no event (the only stream): a second stream takes them after one device
+  // synchronisation turns them into memory of no stream. They must count as free then, or the
+  // resource grows instead of reusing them.
+  fixed_size_memory_resource mr{cuda_memory_resource{}, MiB, 2};
+  rmm::cuda_stream s1;
+  void* a = mr.allocate(s1, MiB, 256);
+  void* b = mr.allocate(s1, MiB, 256);
+  mr.deallocate(s1, a, MiB, 256);
+  mr.deallocate(s1, b, MiB, 256);
+  rmm::cuda_stream s2;
+  void* c = mr.allocate(s2, MiB, 256);
+  void* d = mr.allocate(s2, MiB, 256);
+  CHECK(std::set<void*>{a, b} == std::set<void*>{c, d});
+  CHECK(mr.capacity_blocks() == 2);
+  mr.deallocate(s2, c, MiB, 256);
+  mr.deallocate(s2, d, MiB, 256);
+}

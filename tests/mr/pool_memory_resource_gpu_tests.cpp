@@ -1,6 +1,7 @@
 // pool_memory_resource: construction checks, growth and the cap, stream-ordered reuse, the
 // last-resort coalescing path, out-of-memory reports, and giving memory back upstream.
 #include "../utilities/device_kernels.hpp"
+#include "../utilities/messages.hpp"
 #include "../utilities/test_resources.hpp"
 
 #include <rmm/cuda_stream.hpp>
@@ -18,21 +19,13 @@
 
 namespace {
 
+using rmm::test::logic_error_message;
+
 using Catch::Matchers::Contains;
 using rmm::mr::cuda_memory_resource;
 using rmm::mr::pool_memory_resource;
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
-
-template <typename F>
-std::string logic_error_message(F&& f) {
-  try {
-    f();
-  } catch (rmm::logic_error const& e) {
-    return e.what();
-  }
-  return "no rmm::logic_error thrown";
-}
 
 }  // namespace
 

@@ -110,4 +110,11 @@ std::size_t count_pattern_mismatches_host(void const* ptr, std::size_t bytes, st
   return count;
 }
 
+void fill_pattern_host(void* ptr, std::size_t bytes, std::uint32_t seed) {
+  auto* data = static_cast<std::uint8_t*>(ptr);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    data[i] = pattern_byte(seed, i);
+  }
+}
+
 }  // namespace rmm::test

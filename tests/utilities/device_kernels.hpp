@@ -43,4 +43,7 @@ std::size_t count_pattern_mismatches(void const* ptr,
 /// @brief Counts on the host the bytes of host-accessible memory that differ from the pattern.
 std::size_t count_pattern_mismatches_host(void const* ptr, std::size_t bytes, std::uint32_t seed);
 
+/// @brief Writes the pattern of @p seed on the host into @p bytes bytes of host-accessible memory.
+void fill_pattern_host(void* ptr, std::size_t bytes, std::uint32_t seed);
+
 }  // namespace rmm::test

@@ -164,7 +164,8 @@ class fixed_size_memory_resource_impl
   }
   void retag(tag_t from, tag_t to) { free_list_.retag(from, to); }
   [[nodiscard]] std::size_t tag_free_bytes(tag_t tag) const {
-    return (tag == 0 ? free_list_.fresh() : free_list_.stacked(tag)) * block_size_;
+    // Tag 0 holds the blocks never handed out and those disowned after a synchronisation.
+    return (free_list_.stacked(tag) + (tag == 0 ? free_list_.fresh() : 0)) * block_size_;
   }
   bool grow(std::size_t, cuda::stream_ref stream, tag_t) { return take_chunk(stream); }
   void release_free_upstream() noexcept {}
