@@ -12,6 +12,7 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/block_pool_layout.hpp>
+#include <rmm/mr/detail/fixed_size_core_hooks.hpp>
 #include <rmm/mr/detail/fixed_size_free_list.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/storage_resource.hpp>
@@ -38,8 +39,10 @@ namespace detail {
 /// @brief Shared state of block_memory_pool_resource. Not for direct use.
 class block_memory_pool_resource_impl
     : public stream_ordered_core<block_memory_pool_resource_impl>,
+      private fixed_size_core_hooks<block_memory_pool_resource_impl>,
       public stream_resource_base<block_memory_pool_resource_impl> {
   friend class stream_ordered_core<block_memory_pool_resource_impl>;
+  friend class fixed_size_core_hooks<block_memory_pool_resource_impl>;
   static constexpr char const* name = "block_memory_pool_resource";
 
  public:
@@ -141,30 +144,7 @@ class block_memory_pool_resource_impl
         upstream_);
   }
 
-  // --- hooks of stream_ordered_core (called with the lock held) ---
-  std::optional<void*> try_allocate(std::size_t, tag_t tag) noexcept {
-    if (auto p = free_list_.pop(tag)) {
-      return reinterpret_cast<void*>(*p);
-    }
-    return std::nullopt;
-  }
-
-  void free_block(void* ptr, std::size_t, tag_t tag) noexcept {
-    try {
-      free_list_.push(reinterpret_cast<std::uintptr_t>(ptr), tag);
-    } catch (std::exception const& e) {
-      rmm::log(level_enum::error, std::string{name} + ": deallocate ignored: " + e.what());
-    }
-  }
-
-  [[nodiscard]] bool tag_may_fit(tag_t tag, std::size_t) const {
-    return free_list_.stacked(tag) > 0;
-  }
-  void retag(tag_t from, tag_t to) { free_list_.retag(from, to); }
-  [[nodiscard]] std::size_t tag_free_bytes(tag_t tag) const {
-    // Tag 0 holds the blocks never handed out and those disowned after a synchronisation.
-    return (free_list_.stacked(tag) + (tag == 0 ? free_list_.fresh() : 0)) * layout_.stride;
-  }
+  // --- the other hooks of stream_ordered_core (called with the lock held) ---
   bool grow(std::size_t, cuda::stream_ref, tag_t) noexcept { return false; }  // fixed capacity
   void release_free_upstream() noexcept {}
 

@@ -9,6 +9,7 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
+#include <rmm/mr/detail/fixed_size_core_hooks.hpp>
 #include <rmm/mr/detail/fixed_size_free_list.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_ordered_core.hpp>
@@ -35,8 +36,10 @@ namespace detail {
 /// @brief Shared state of fixed_size_memory_resource. Not for direct use.
 class fixed_size_memory_resource_impl
     : public stream_ordered_core<fixed_size_memory_resource_impl>,
+      private fixed_size_core_hooks<fixed_size_memory_resource_impl>,
       public stream_resource_base<fixed_size_memory_resource_impl> {
   friend class stream_ordered_core<fixed_size_memory_resource_impl>;
+  friend class fixed_size_core_hooks<fixed_size_memory_resource_impl>;
   using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
   static constexpr char const* name = "fixed_size_memory_resource";
 
@@ -143,30 +146,7 @@ class fixed_size_memory_resource_impl
     }
   }
 
-  // --- hooks of stream_ordered_core (called with the lock held) ---
-  std::optional<void*> try_allocate(std::size_t, tag_t tag) noexcept {
-    if (auto p = free_list_.pop(tag)) {
-      return reinterpret_cast<void*>(*p);
-    }
-    return std::nullopt;
-  }
-
-  void free_block(void* ptr, std::size_t, tag_t tag) noexcept {
-    try {
-      free_list_.push(reinterpret_cast<std::uintptr_t>(ptr), tag);
-    } catch (std::exception const& e) {
-      rmm::log(level_enum::error, std::string{name} + ": deallocate ignored: " + e.what());
-    }
-  }
-
-  [[nodiscard]] bool tag_may_fit(tag_t tag, std::size_t) const {
-    return free_list_.stacked(tag) > 0;
-  }
-  void retag(tag_t from, tag_t to) { free_list_.retag(from, to); }
-  [[nodiscard]] std::size_t tag_free_bytes(tag_t tag) const {
-    // Tag 0 holds the blocks never handed out and those disowned after a synchronisation.
-    return (free_list_.stacked(tag) + (tag == 0 ? free_list_.fresh() : 0)) * block_size_;
-  }
+  // --- the other hooks of stream_ordered_core (called with the lock held) ---
   bool grow(std::size_t, cuda::stream_ref stream, tag_t) { return take_chunk(stream); }
   void release_free_upstream() noexcept {}
 
