@@ -28,6 +28,7 @@
 
 namespace {
 
+using rmm::fuzz::expect_invalid;
 using rmm::fuzz::reader;
 
 using rmm::mr::detail::address_ordered_free_list;
@@ -200,17 +201,6 @@ class driver {
     }
     FUZZ_CHECK(list_.contains_range(p, n) == expected);
     FUZZ_CHECK(list_.is_boundary(p) == is_bound(p));
-  }
-
-  template <typename F>
-  static void expect_invalid(F&& f) {
-    bool threw = false;
-    try {
-      f();
-    } catch (std::invalid_argument const&) {
-      threw = true;
-    }
-    FUZZ_CHECK(threw);
   }
 
   void misuse(reader& in) {

@@ -27,6 +27,7 @@
 
 namespace {
 
+using rmm::fuzz::expect_invalid;
 using rmm::fuzz::reader;
 namespace arena = rmm::mr::detail::arena;
 
@@ -161,17 +162,6 @@ class driver {
       g_.clear_tickets();
       outstanding_.clear();
     }
-  }
-
-  template <typename F>
-  static void expect_invalid(F&& f) {
-    bool threw = false;
-    try {
-      f();
-    } catch (std::invalid_argument const&) {
-      threw = true;
-    }
-    FUZZ_CHECK(threw);
   }
 
   void misuse(reader& in) {

@@ -34,6 +34,7 @@
 
 namespace {
 
+using rmm::fuzz::expect_invalid;
 using rmm::fuzz::reader;
 
 using rmm::mr::detail::fixed_size_free_list;
@@ -83,11 +84,6 @@ class driver {
   };
 
   static tag_t read_tag(reader& in) { return static_cast<tag_t>(in.byte() % fuzz_tags); }
-
-  // Bounds on num_tags() ("one past the highest tag used so far"): at least one past every tag
-  // that was given a block (used for sure), at most one past every tag passed to any call.
-  void used(tag_t t) { tags_lo_ = std::max(tags_lo_, std::size_t{t} + 1); }
-  void passed(tag_t t) { tags_hi_ = std::max(tags_hi_, std::size_t{t} + 1); }
 
   [[nodiscard]] bool owns(std::uintptr_t p) const {
     auto it = chunks_.upper_bound(p);
@@ -151,7 +147,7 @@ class driver {
     tag_t const t = read_tag(in);
     auto& stack   = stacks_.at(t);
     auto const c  = fresh_source();
-    passed(t);
+    tags_.passed(t);
     auto const p = list_.pop(t);
     // Another tag's stacked blocks do not count: they are not ordered after this tag's work.
     FUZZ_CHECK(p.has_value() == (!stack.empty() || c != chunks_.end()));
@@ -179,9 +175,9 @@ class driver {
     std::uintptr_t const p = held_[i];
     held_[i]               = held_.back();
     held_.pop_back();
-    passed(t);
+    tags_.passed(t);
     list_.push(p, t);
-    used(t);
+    tags_.used(t);
     free_.insert(p);
     stacks_.at(t).push_back(p);
   }
@@ -192,13 +188,13 @@ class driver {
     auto& src                  = stacks_.at(from);
     auto& dst                  = stacks_.at(to);
     std::size_t const expected = from == to ? 0 : src.size();
-    passed(from);
-    passed(to);
+    tags_.passed(from);
+    tags_.passed(to);
     FUZZ_CHECK(list_.retag(from, to) == expected);
     if (expected == 0) {
       return;
     }
-    used(to);
+    tags_.used(to);
     // `from`'s blocks go below `to`'s own, keeping their order: `to` pops its own blocks first,
     // then `from`'s, most recent first.
     dst.insert(dst.begin(), src.begin(), src.end());
@@ -215,17 +211,6 @@ class driver {
     }
   }
 
-  template <typename F>
-  static void expect_invalid(F&& f) {
-    bool threw = false;
-    try {
-      f();
-    } catch (std::invalid_argument const&) {
-      threw = true;
-    }
-    FUZZ_CHECK(threw);
-  }
-
   void misuse(reader& in) {
     std::uintptr_t p = any_address(in);
     if (in.byte() % 2U == 0 && !free_.empty()) {  // a free block: double free
@@ -236,7 +221,7 @@ class driver {
     if (owns(p) && free_.count(p) == 0) {
       return;
     }  // that push would be legitimate
-    passed(t);
+    tags_.passed(t);
     // A rejected push leaves the list unchanged (check() compares the rest with the model),
     // including the set of tags: a bad push with a new tag must not create its stack.
     std::size_t const tags = list_.num_tags();
@@ -267,10 +252,7 @@ class driver {
     for (tag_t const t : unused_tags) {
       FUZZ_CHECK(list_.stacked(t) == 0);
     }
-    std::size_t const tags = list_.num_tags();
-    FUZZ_CHECK(tags >= tags_seen_);  // never shrinks (clear() is not driven)
-    FUZZ_CHECK(tags_lo_ <= tags && tags <= tags_hi_);
-    tags_seen_ = tags;
+    tags_.check(list_.num_tags());  // never shrinks (clear() is not driven)
   }
 
   std::size_t bs_;
@@ -283,9 +265,7 @@ class driver {
   // Per tag: pushed and not popped since, bottom first (retag puts a moved stack below).
   std::array<std::vector<std::uintptr_t>, fuzz_tags> stacks_;
   std::vector<std::uintptr_t> held_;
-  std::size_t tags_lo_{1};  // tag 0 always exists
-  std::size_t tags_hi_{1};
-  std::size_t tags_seen_{1};
+  rmm::fuzz::tag_count_bounds tags_;
 };
 
 }  // namespace

@@ -59,6 +59,37 @@ void abort_on_exception(F&& f) {
   }
 }
 
+/// f() is a misuse the structure must reject with std::invalid_argument: abort if it returns.
+template <typename F>
+void expect_invalid(F&& f) {
+  bool threw = false;
+  try {
+    f();
+  } catch (std::invalid_argument const&) {
+    threw = true;
+  }
+  FUZZ_CHECK(threw);
+}
+
+/// Bounds on a tagged list's num_tags() ("one past the highest tag used so far"): at least one
+/// past every tag that was given a block (used for sure), at most one past every tag passed to
+/// any call; and it never shrinks. Tag 0 always exists.
+class tag_count_bounds {
+ public:
+  void used(std::size_t tag) { lo_ = lo_ > tag + 1 ? lo_ : tag + 1; }
+  void passed(std::size_t tag) { hi_ = hi_ > tag + 1 ? hi_ : tag + 1; }
+  void check(std::size_t tags) {
+    FUZZ_CHECK(tags >= seen_);
+    FUZZ_CHECK(lo_ <= tags && tags <= hi_);
+    seen_ = tags;
+  }
+
+ private:
+  std::size_t lo_{1};
+  std::size_t hi_{1};
+  std::size_t seen_{1};
+};
+
 /// Runs d.step(in) until the input is used up or max_ops operations have run.
 template <typename Driver>
 void run_steps(Driver& d, reader& in, int max_ops) {

@@ -36,6 +36,7 @@
 
 namespace {
 
+using rmm::fuzz::expect_invalid;
 using rmm::fuzz::reader;
 
 using rmm::mr::detail::tlsf_free_list;
@@ -228,11 +229,6 @@ class driver {
  private:
   static tag_t read_tag(reader& in) { return static_cast<tag_t>(in.byte() % fuzz_tags); }
 
-  // Bounds on num_tags() ("one past the highest tag used so far"): at least one past every tag
-  // a block was given (used for sure), at most one past every tag passed to any call.
-  void used(tag_t t) { tags_lo_ = std::max(tags_lo_, std::size_t{t} + 1); }
-  void passed(tag_t t) { tags_hi_ = std::max(tags_hi_, std::size_t{t} + 1); }
-
   void insert_region(reader& in) {
     std::size_t const units = 1 + (in.u16() >> (in.byte() % 12U));
     next_ += g_ * (in.byte() % 3U);  // 0: adjacent to the previous region
@@ -240,9 +236,9 @@ class driver {
     if (model_.regions.size() >= 64) {
       return;
     }
-    passed(tag);
+    tags_.passed(tag);
     std::size_t const id = list_.insert_region(next_, units * g_, tag);
-    used(tag);
+    tags_.used(tag);
     model_.insert_region(id, next_, units * g_, tag);
     next_ += units * g_;
   }
@@ -268,13 +264,13 @@ class driver {
     bool const fits = model_.largest(tag) >= n;
     FUZZ_CHECK((list_.largest_free_block(tag) >= n) == fits);
     FUZZ_CHECK((list_.largest_free_block() >= n) == (model_.largest() >= n));
-    passed(tag);
+    tags_.passed(tag);
     auto const p = list_.allocate(n, tag);
     FUZZ_CHECK(p.has_value() == fits);
     if (!p) {
       return;
     }
-    used(tag);
+    tags_.used(tag);
     FUZZ_CHECK(model_.allocate_at(*p, n, tag));
     live_.push_back({*p, n});
   }
@@ -288,9 +284,9 @@ class driver {
     live const l        = live_[i];
     live_[i]            = live_.back();
     live_.pop_back();
-    passed(tag);
+    tags_.passed(tag);
     list_.deallocate(l.ptr, l.size, tag);
-    used(tag);
+    tags_.used(tag);
     model_.deallocate(l.ptr, tag);
     freed_.push_back(l);
   }
@@ -300,24 +296,13 @@ class driver {
     tag_t const to   = read_tag(in);
     // Moves all of `from`'s free bytes (none when from == to), whatever their neighbours.
     std::size_t const expected = from == to ? 0 : model_.per_tag().at(from).bytes;
-    passed(from);
-    passed(to);
+    tags_.passed(from);
+    tags_.passed(to);
     FUZZ_CHECK(list_.retag(from, to) == expected);
     if (expected != 0) {
-      used(to);
+      tags_.used(to);
     }
     model_.retag(from, to);
-  }
-
-  template <typename F>
-  static void expect_invalid(F&& f) {
-    bool threw = false;
-    try {
-      f();
-    } catch (std::invalid_argument const&) {
-      threw = true;
-    }
-    FUZZ_CHECK(threw);
   }
 
   // A rejected deallocate leaves the list unchanged (check() compares the rest with the model),
@@ -333,7 +318,7 @@ class driver {
     std::uint8_t const kind = in.byte() % 4U;
     std::size_t const v     = in.u16();
     tag_t const tag         = read_tag(in);
-    passed(tag);
+    tags_.passed(tag);
     if (kind == 0 && !live_.empty()) {
       live const l = live_[v % live_.size()];
       expect_invalid_deallocate([&] { list_.deallocate(l.ptr, l.size + g_, tag); });
@@ -427,10 +412,7 @@ class driver {
       FUZZ_CHECK(list_.num_free_blocks(t) == 0);
       FUZZ_CHECK(list_.largest_free_block(t) == 0);
     }
-    std::size_t const tags = list_.num_tags();
-    FUZZ_CHECK(tags >= tags_seen_);  // never shrinks
-    FUZZ_CHECK(tags_lo_ <= tags && tags <= tags_hi_);
-    tags_seen_ = tags;
+    tags_.check(list_.num_tags());  // never shrinks (clear() is not driven)
   }
 
   std::size_t g_;
@@ -439,9 +421,7 @@ class driver {
   std::vector<live> live_;
   std::vector<live> freed_;
   std::uintptr_t next_{0x10000};
-  std::size_t tags_lo_{1};  // tag 0 always exists
-  std::size_t tags_hi_{1};
-  std::size_t tags_seen_{1};
+  rmm::fuzz::tag_count_bounds tags_;
 };
 
 }  // namespace
