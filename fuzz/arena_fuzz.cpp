@@ -8,6 +8,7 @@
  * Input: byte 0 picks the arena size and the number of streams; then each operation is an opcode
  * byte and its operands. A missing byte reads as zero, so every input is a valid program.
  */
+#include "../tests/mr/detail/arena_ticket_model.hpp"
 #include "fuzz_input.hpp"
 
 #include <rmm/mr/detail/arena.hpp>
@@ -103,7 +104,7 @@ class driver {
         return;
       }
       FUZZ_CHECK(grant->size >= n && grant->size % 256 == 0);
-      FUZZ_CHECK(grant->tickets == expected_tickets(grant->base, grant->size));
+      FUZZ_CHECK(grant->tickets == outstanding_.take(grant->base, grant->size));
       arenas_[a].add_superblock(grant->base, grant->size);
       held_[a].emplace(grant->base, grant->size);
       p = arenas_[a].allocate(n);
@@ -148,7 +149,7 @@ class driver {
     held_[a].erase(it);
     g_.release(r.base, r.size, t);
     if (t != arena::no_ticket) {
-      outstanding_.push_back({r, t});
+      outstanding_.release(r, t);
     }
   }
 
@@ -183,30 +184,6 @@ class driver {
     }
   }
 
-  std::vector<arena::ticket> expected_tickets(std::uintptr_t b, std::size_t n) {
-    std::vector<arena::ticket> out;
-    std::vector<std::pair<arena::range, arena::ticket>> rest;
-    for (auto const& [r, t] : outstanding_) {
-      std::uintptr_t const lo = std::max(r.base, b);
-      std::uintptr_t const hi = std::min(r.base + r.size, b + n);
-      if (lo >= hi) {
-        rest.push_back({r, t});
-        continue;
-      }
-      out.push_back(t);
-      if (r.base < lo) {
-        rest.push_back({arena::range{r.base, lo - r.base}, t});
-      }
-      if (hi < r.base + r.size) {
-        rest.push_back({arena::range{hi, r.base + r.size - hi}, t});
-      }
-    }
-    outstanding_ = std::move(rest);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-  }
-
   void check() {
     rmm::fuzz::validated([&] {
       g_.validate();
@@ -238,7 +215,7 @@ class driver {
   std::vector<arena::stream_arena> arenas_;
   std::vector<std::map<std::uintptr_t, std::size_t>> held_;
   std::map<std::uintptr_t, live_block> live_;
-  std::vector<std::pair<arena::range, arena::ticket>> outstanding_;
+  rmm::test::arena_ticket_model outstanding_;  // releases no grant has taken yet
 };
 
 }  // namespace

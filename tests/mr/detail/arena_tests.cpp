@@ -4,6 +4,7 @@
  * global_arena and stream_arena edge cases and misuse errors, and randomised operation sequences
  * over several stream arenas checked step by step against a naive reference model.
  */
+#include "arena_ticket_model.hpp"
 #include "free_list_test_helpers.hpp"
 
 #include <rmm/mr/detail/arena.hpp>
@@ -347,7 +348,7 @@ class simulation {
       }
       ++grants_;
       REQUIRE(grant->size >= n);
-      REQUIRE(grant->tickets == expected_tickets(grant->base, grant->size));
+      REQUIRE(grant->tickets == outstanding_.take(grant->base, grant->size));
       arenas_[a].add_superblock(grant->base, grant->size);
       held_[a].emplace(grant->base, grant->size);
       p = arenas_[a].allocate(n);
@@ -394,7 +395,7 @@ class simulation {
     held_[a].erase(r.base);
     auto const t = static_cast<arena::ticket>(a + 1);
     g_.release(r.base, r.size, t);
-    outstanding_.push_back({r, t});
+    outstanding_.release(r, t);
   }
 
   void reclaim() {
@@ -432,31 +433,6 @@ class simulation {
     }
   }
 
-  // Tickets of the outstanding releases overlapping [b, b + n); those parts are consumed.
-  tickets expected_tickets(std::uintptr_t b, std::size_t n) {
-    tickets out;
-    std::vector<std::pair<arena::range, arena::ticket>> rest;
-    for (auto const& [r, t] : outstanding_) {
-      std::uintptr_t const lo = std::max(r.base, b);
-      std::uintptr_t const hi = std::min(r.base + r.size, b + n);
-      if (lo >= hi) {
-        rest.push_back({r, t});
-        continue;
-      }
-      out.push_back(t);
-      if (r.base < lo) {
-        rest.push_back({arena::range{r.base, lo - r.base}, t});
-      }
-      if (hi < r.base + r.size) {
-        rest.push_back({arena::range{hi, r.base + r.size - hi}, t});
-      }
-    }
-    outstanding_ = std::move(rest);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-  }
-
   void check() {
     g_.validate();
     std::size_t in_arenas = 0;
@@ -486,7 +462,7 @@ class simulation {
   std::vector<stream_arena> arenas_;
   std::vector<std::map<std::uintptr_t, std::size_t>> held_;  // per arena: superblocks
   std::map<std::uintptr_t, live_block> live_;
-  std::vector<std::pair<arena::range, arena::ticket>> outstanding_;
+  rmm::test::arena_ticket_model outstanding_;  // releases no grant has taken yet
   std::mt19937_64 rng_;
   std::size_t grants_{};
   std::size_t failures_{};
