@@ -1,37 +1,47 @@
-# Finds CCCL >= 3.2 and provides the target CCCL::CCCL.
+# Finds the headers of CCCL >= 3.5 and provides the imported target rmm::cccl.
 #
-# Order of search:
-#   1. CCCL_DIR, if the user set it (-DCCCL_DIR=<dir containing cccl-config.cmake>).
-#   2. NVIDIA's pip package nvidia-cuda-cccl, located through the Python interpreter on PATH
-#      (or Python3_EXECUTABLE), so that users need not type a path.
-#   3. CMake's default search (CMAKE_PREFIX_PATH, system locations).
+# Where the headers come from, first match wins:
+#   1. RMM_CCCL_INCLUDE_DIR, if set: the directory that holds cuda/std/__cccl/version.h.
+#   2. CCCL_DIR, if set (-DCCCL_DIR=<directory of cccl-config.cmake>, or left in the cache by a
+#      find_package(CCCL) of the consumer's own): the headers are looked for relative to it.
+#   3. NVIDIA's pip package nvidia-cuda-cccl, located through the Python interpreter on PATH (or
+#      Python3_EXECUTABLE), so that users need not type a path.
+#   4. CMake's default search (CMAKE_PREFIX_PATH, system locations).
 #
-# CCCL's config defines its targets as non-imported INTERFACE libraries, so its include directory
-# is passed with -I. Both g++ and nvcc search -I directories before nvcc's implicit
-# "-isystem <toolkit>/include/cccl", so these headers win over the toolkit's older CCCL 3.0.
-include_guard(GLOBAL)
+# Why not find_package(CCCL): the pip wheels' own cccl-config.cmake (13.2.86, 13.3.5.0.6) cannot
+# find their headers (thrust-header-search.cmake looks for thrust/version.h beside the CMake
+# files, while the headers are in nvidia/cu13/include/cccl), and CCCL's targets are non-imported,
+# so its headers reach our users with -I and every warning inside them fails a -Werror build.
+#
+# rmm::cccl is an IMPORTED target, so its directory is passed with -isystem: warnings in CCCL are
+# not ours. Order still matters: the CUDA 13.0 toolkit ships CCCL 3.0 in <toolkit>/include/cccl,
+# which nvcc adds as an implicit -isystem at the END of its command line, and g++/clang++ search
+# -isystem directories in command-line order, so these headers win for every compiler. rmm links
+# rmm::cccl before CUDA::cudart for the same reason.
 
-set(RMM_MIN_CCCL_VERSION 3.2)
+set(RMM_MIN_CCCL_VERSION 3.5.0)
 
-function(_rmm_cccl_dir_from_pip out_var)
+# Sets out_var to the include directory of the pip package nvidia-cuda-cccl, if installed.
+function(_rmm_cccl_include_from_pip out_var)
   if(Python3_EXECUTABLE)
-    set(_rmm_python "${Python3_EXECUTABLE}")
+    set(python "${Python3_EXECUTABLE}")
   else()
-    find_program(_rmm_python NAMES python3 python)
+    find_program(RMM_PYTHON3 NAMES python3 python)
+    set(python "${RMM_PYTHON3}")
   endif()
-  if(NOT _rmm_python)
+  if(NOT python)
     return()
   endif()
   execute_process(
-    COMMAND "${_rmm_python}" -c [=[
+    COMMAND "${python}" -c [=[
 import importlib.metadata as m
 try:
     d = m.distribution("nvidia-cuda-cccl")
 except m.PackageNotFoundError:
     raise SystemExit(1)
 for f in d.files or []:
-    if f.name == "cccl-config.cmake":
-        print(d.locate_file(f).parent.resolve(), end="")
+    if f.as_posix().endswith("cuda/std/__cccl/version.h"):
+        print(d.locate_file(f).resolve().parents[3], end="")
         break
 ]=]
     OUTPUT_VARIABLE dir
@@ -42,19 +52,93 @@ for f in d.files or []:
   endif()
 endfunction()
 
-if(NOT TARGET CCCL::CCCL)
-  set(_rmm_cccl_hints "")
-  if(NOT CCCL_DIR)
-    _rmm_cccl_dir_from_pip(_rmm_cccl_hints)
+# Reads CCCL_VERSION (e.g. 3005000) from <include_dir>/cuda/std/__cccl/version.h as "3.5.0".
+function(_rmm_cccl_version include_dir out_var)
+  file(STRINGS "${include_dir}/cuda/std/__cccl/version.h" line
+       REGEX "^#define CCCL_VERSION [0-9]+")
+  string(REGEX REPLACE "^#define CCCL_VERSION ([0-9]+).*" "\\1" number "${line}")
+  if(NOT number MATCHES "^[0-9]+$")
+    set(${out_var} "" PARENT_SCOPE)
+    return()
   endif()
-  find_package(CCCL ${RMM_MIN_CCCL_VERSION} CONFIG QUIET HINTS ${_rmm_cccl_hints})
-  if(NOT CCCL_FOUND)
+  math(EXPR major "${number} / 1000000")
+  math(EXPR minor "(${number} / 1000) % 1000")
+  math(EXPR patch "${number} % 1000")
+  set(${out_var} "${major}.${minor}.${patch}" PARENT_SCOPE)
+endfunction()
+
+if(NOT TARGET rmm::cccl)
+  if(RMM_CCCL_INCLUDE_DIR)
+    set(_rmm_cccl_how "${RMM_CCCL_FOUND_THROUGH}")
+    if(NOT _rmm_cccl_how)
+      set(_rmm_cccl_how "RMM_CCCL_INCLUDE_DIR")
+    endif()
+  else()
+    set(_rmm_cccl_hints "")
+    if(CCCL_DIR)
+      # Layouts: <prefix>/lib/cmake/cccl with <prefix>/include (CCCL's install, a source tree's
+      # lib/cmake/cccl with ../../../ holding cuda/ directly) and the pip wheel's
+      # nvidia/cu13/cccl/lib/cmake/cccl with nvidia/cu13/include/cccl.
+      get_filename_component(_rmm_root "${CCCL_DIR}/../../.." ABSOLUTE)
+      list(APPEND _rmm_cccl_hints "${_rmm_root}" "${_rmm_root}/include" "${_rmm_root}/../include/cccl"
+           "${_rmm_root}/include/cccl" "${_rmm_root}/libcudacxx/include")
+      set(_rmm_cccl_how "CCCL_DIR=${CCCL_DIR}")
+    else()
+      _rmm_cccl_include_from_pip(_rmm_cccl_hints)
+      set(_rmm_cccl_how "pip package nvidia-cuda-cccl")
+    endif()
+    if(_rmm_cccl_hints)
+      find_path(RMM_CCCL_INCLUDE_DIR cuda/std/__cccl/version.h HINTS ${_rmm_cccl_hints} NO_DEFAULT_PATH
+                DOC "Directory holding CCCL's headers (cuda/, cub/, thrust/, nv/)")
+    endif()
+    if(NOT RMM_CCCL_INCLUDE_DIR AND NOT CCCL_DIR)
+      find_path(RMM_CCCL_INCLUDE_DIR cuda/std/__cccl/version.h PATH_SUFFIXES include/cccl cccl
+                DOC "Directory holding CCCL's headers (cuda/, cub/, thrust/, nv/)")
+      set(_rmm_cccl_how "CMake's default search")
+    endif()
+  endif()
+
+  set(_rmm_cccl_version "")
+  if(RMM_CCCL_INCLUDE_DIR AND EXISTS "${RMM_CCCL_INCLUDE_DIR}/cuda/std/__cccl/version.h")
+    _rmm_cccl_version("${RMM_CCCL_INCLUDE_DIR}" _rmm_cccl_version)
+  endif()
+  if(NOT _rmm_cccl_version OR _rmm_cccl_version VERSION_LESS RMM_MIN_CCCL_VERSION)
+    if(_rmm_cccl_version)
+      set(_rmm_found "found CCCL ${_rmm_cccl_version} in ${RMM_CCCL_INCLUDE_DIR} (through ${_rmm_cccl_how})")
+    else()
+      set(_rmm_found "found no CCCL headers (looked through ${_rmm_cccl_how})")
+    endif()
+    # Clear the cached result so that a corrected environment is looked at again.
+    unset(RMM_CCCL_INCLUDE_DIR CACHE)
     message(FATAL_ERROR
-      "rmm needs CCCL >= ${RMM_MIN_CCCL_VERSION} (the CUDA 13.0 toolkit bundles CCCL 3.0, which "
-      "lacks cuda::mr::any_resource and shared_resource). Install the pinned pip package:\n"
-      "    python3 -m pip install nvidia-cuda-cccl==13.2.27\n"
-      "or pass -DCCCL_DIR=<directory containing cccl-config.cmake> of another CCCL >= "
+      "rmm needs CCCL >= ${RMM_MIN_CCCL_VERSION} and ${_rmm_found}. The CUDA 13.0 toolkit bundles "
+      "CCCL 3.0, which lacks cuda::mr::any_resource and shared_resource, and CCCL 3.2 breaks C++20 "
+      "consumers. Install the pinned pip package:\n"
+      "    python3 -m pip install nvidia-cuda-cccl==13.3.5.0.6\n"
+      "or pass -DCCCL_DIR=<directory of cccl-config.cmake> or "
+      "-DRMM_CCCL_INCLUDE_DIR=<directory holding cuda/std/__cccl/version.h> of another CCCL >= "
       "${RMM_MIN_CCCL_VERSION}.")
   endif()
-  message(STATUS "rmm: using CCCL ${CCCL_VERSION} from ${CCCL_DIR}")
+
+  # In a consumer: the installed librmm was compiled against one CCCL; any_resource crosses its
+  # interface, so another major.minor would link but break at run time (or not link at all).
+  if(RMM_CCCL_BUILT_WITH)
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _rmm_built "${RMM_CCCL_BUILT_WITH}")
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _rmm_found "${_rmm_cccl_version}")
+    if(NOT _rmm_built STREQUAL _rmm_found)
+      unset(RMM_CCCL_INCLUDE_DIR CACHE)
+      message(FATAL_ERROR
+        "rmm: this librmm was built with CCCL ${RMM_CCCL_BUILT_WITH}, but CCCL "
+        "${_rmm_cccl_version} was found in the consumer (through ${_rmm_cccl_how}). "
+        "cuda::mr::any_resource is part of librmm's interface and changes between CCCL "
+        "releases: use CCCL ${_rmm_built}.x (-DCCCL_DIR or -DRMM_CCCL_INCLUDE_DIR) or rebuild rmm.")
+    endif()
+  endif()
+  set(RMM_CCCL_FOUND_THROUGH "${_rmm_cccl_how}" CACHE INTERNAL "How rmm found CCCL")
+  add_library(rmm::cccl INTERFACE IMPORTED)
+  set_target_properties(rmm::cccl PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${RMM_CCCL_INCLUDE_DIR}")
+  set(RMM_CCCL_VERSION "${_rmm_cccl_version}")
+  if(NOT rmm_FIND_QUIETLY)
+    message(STATUS "rmm: using CCCL ${_rmm_cccl_version} from ${RMM_CCCL_INCLUDE_DIR} (${_rmm_cccl_how})")
+  endif()
 endif()

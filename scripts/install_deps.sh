@@ -2,7 +2,7 @@
 # Installs what the build needs and this machine lacks: Debian packages (Catch2, spdlog, fmt,
 # Google Benchmark, ninja) and NVIDIA's pinned CCCL headers from PyPI. Safe to run repeatedly.
 set -euo pipefail
-CCCL_PIP_VERSION=13.2.27  # CCCL 3.2.0; see docs/dependencies.md for why this pin
+CCCL_PIP_VERSION=13.3.5.0.6  # CCCL 3.5.0; see docs/dependencies.md for why this pin
 
 need_apt=()
 for pkg in catch2 libspdlog-dev libfmt-dev libbenchmark-dev ninja-build cmake; do

@@ -4,6 +4,8 @@
  */
 #pragma once
 
+#include <rmm/detail/cccl_version.hpp>
+
 #include <cstddef>
 #include <cstdint>
 

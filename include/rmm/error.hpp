@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include <rmm/detail/cccl_version.hpp>
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

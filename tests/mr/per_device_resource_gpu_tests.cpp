@@ -74,7 +74,10 @@ TEST_CASE("deprecated _ref setters copy the reference", "[gpu][per_device_resour
   CHECK(counter.counts().allocations == 1);
   rmm::mr::get_current_device_resource_ref().deallocate(default_stream, ptr, 256, 256);
   auto previous = rmm::mr::reset_current_device_resource_ref();
-  CHECK(previous == cuda::mr::any_resource<cuda::mr::device_accessible>{counter_ref});
+  // A named value, not a temporary: GCC 12 at -O2 reports a false maybe-uninitialized inside
+  // CCCL's __basic_any when it compares against an in-situ temporary.
+  cuda::mr::any_resource<cuda::mr::device_accessible> const expected{counter_ref};
+  CHECK(previous == expected);
   static_cast<void>(rmm::mr::reset_per_device_resource_ref(rmm::cuda_device_id{0}));
   rmm::mr::cuda_memory_resource cuda_mr;
   CHECK(rmm::mr::get_current_device_resource_ref() == rmm::device_async_resource_ref{cuda_mr});
