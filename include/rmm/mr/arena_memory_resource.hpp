@@ -511,9 +511,13 @@ class arena_memory_resource_impl {
   }
 
   // Identity: two states are the same resource only if they are the same object.
-  bool operator==(arena_memory_resource_impl const& other) const noexcept { return this == &other; }
-  bool operator!=(arena_memory_resource_impl const& other) const noexcept {
-    return !(*this == other);
+  friend bool operator==(arena_memory_resource_impl const& a,
+                         arena_memory_resource_impl const& b) noexcept {
+    return &a == &b;
+  }
+  friend bool operator!=(arena_memory_resource_impl const& a,
+                         arena_memory_resource_impl const& b) noexcept {
+    return &a != &b;
   }
 
  private:

@@ -139,21 +139,21 @@ class cuda_async_view_memory_resource
   }
 
   /**
-   * @brief Compare this resource to another.
-   * @param other The other resource to compare to
+   * @brief Compares two views.
    * @return true If the two resources refer to the same pool
    */
-  [[nodiscard]] bool operator==(cuda_async_view_memory_resource const& other) const noexcept {
-    return pool_handle() == other.pool_handle();
+  [[nodiscard]] friend bool operator==(cuda_async_view_memory_resource const& a,
+                                       cuda_async_view_memory_resource const& b) noexcept {
+    return a.pool_handle() == b.pool_handle();
   }
 
   /**
-   * @brief Compare this resource to another.
-   * @param other The other resource to compare to
+   * @brief Compares two views.
    * @return true If the two resources refer to different pools
    */
-  [[nodiscard]] bool operator!=(cuda_async_view_memory_resource const& other) const noexcept {
-    return !(*this == other);
+  [[nodiscard]] friend bool operator!=(cuda_async_view_memory_resource const& a,
+                                       cuda_async_view_memory_resource const& b) noexcept {
+    return !(a == b);
   }
 
   /**

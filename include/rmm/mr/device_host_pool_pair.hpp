@@ -148,11 +148,13 @@ class device_host_pool_pair {
   [[nodiscard]] device_host_pool_sizes sizes() const noexcept { return sizes_; }
 
   /// @brief Copies share both pools. @return true if @p other shares this pair's pools.
-  bool operator==(device_host_pool_pair const& other) const noexcept {
-    return device_pool_ == other.device_pool_ && host_pool_ == other.host_pool_;
+  friend bool operator==(device_host_pool_pair const& a, device_host_pool_pair const& b) noexcept {
+    return a.device_pool_ == b.device_pool_ && a.host_pool_ == b.host_pool_;
   }
   /// @brief Negation of ==.
-  bool operator!=(device_host_pool_pair const& other) const noexcept { return !(*this == other); }
+  friend bool operator!=(device_host_pool_pair const& a, device_host_pool_pair const& b) noexcept {
+    return !(a == b);
+  }
 
  private:
   static constexpr char const* name = "device_host_pool_pair";

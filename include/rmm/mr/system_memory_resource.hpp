@@ -119,9 +119,13 @@ class system_memory_resource {
   }
 
   /// @brief All instances are equivalent. @return true
-  bool operator==(system_memory_resource const&) const noexcept { return true; }
+  friend bool operator==(system_memory_resource const&, system_memory_resource const&) noexcept {
+    return true;
+  }
   /// @brief All instances are equivalent. @return false
-  bool operator!=(system_memory_resource const&) const noexcept { return false; }
+  friend bool operator!=(system_memory_resource const&, system_memory_resource const&) noexcept {
+    return false;
+  }
 
   /// @brief Enables the cuda::mr::device_accessible property.
   friend void get_property(system_memory_resource const&, cuda::mr::device_accessible) noexcept {}

@@ -101,12 +101,14 @@ class unbounded_memory_resource {
   [[nodiscard]] storage_type storage() const noexcept { return storage_; }
 
   /// @brief Equal when the storage is the same. @return storage() == other.storage()
-  bool operator==(unbounded_memory_resource const& other) const noexcept {
-    return storage_ == other.storage_;
+  friend bool operator==(unbounded_memory_resource const& a,
+                         unbounded_memory_resource const& b) noexcept {
+    return a.storage_ == b.storage_;
   }
   /// @brief Unequal when the storage differs. @return storage() != other.storage()
-  bool operator!=(unbounded_memory_resource const& other) const noexcept {
-    return !(*this == other);
+  friend bool operator!=(unbounded_memory_resource const& a,
+                         unbounded_memory_resource const& b) noexcept {
+    return !(a == b);
   }
 
   /// @brief Enables the cuda::mr::device_accessible property.

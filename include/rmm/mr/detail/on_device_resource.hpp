@@ -62,11 +62,13 @@ class on_device_resource {
   [[nodiscard]] cuda_device_id device() const noexcept { return device_; }
 
   /// @brief Equal when device and upstream are.
-  bool operator==(on_device_resource const& other) const noexcept {
-    return device_ == other.device_ && upstream_ == other.upstream_;
+  friend bool operator==(on_device_resource const& a, on_device_resource const& b) noexcept {
+    return a.device_ == b.device_ && a.upstream_ == b.upstream_;
   }
   /// @brief Negation of ==.
-  bool operator!=(on_device_resource const& other) const noexcept { return !(*this == other); }
+  friend bool operator!=(on_device_resource const& a, on_device_resource const& b) noexcept {
+    return !(a == b);
+  }
 
   /// @brief Enables the cuda::mr::device_accessible property.
   friend void get_property(on_device_resource const&, cuda::mr::device_accessible) noexcept {}

@@ -69,10 +69,14 @@ class stateless_cuda_resource {
     }
   }
 
+  // Comparisons are hidden friends taking Derived on both sides: a member of the base compared
+  // two Derived objects through a derived-to-base conversion on one side only, which C++20's
+  // reversed candidates make ambiguous (clang rejects it; so did cuda::mr::resource_with).
+
   /// @brief All instances are equivalent. @return true
-  bool operator==(Derived const&) const noexcept { return true; }
+  friend bool operator==(Derived const&, Derived const&) noexcept { return true; }
   /// @brief All instances are equivalent. @return false
-  bool operator!=(Derived const&) const noexcept { return false; }
+  friend bool operator!=(Derived const&, Derived const&) noexcept { return false; }
 };
 
 }  // namespace rmm::mr::detail

@@ -636,7 +636,10 @@ class tlsf_free_list {
 
   void check_new_region(std::uintptr_t base, std::size_t size) const {
     check_size("insert_region", size);
-    std::string const range = "[" + hex(base) + ", +" + std::to_string(size) + ")";
+    // Built by appending: `"[" + hex(base)` makes GCC 12 (-O3, C++20) report a false -Wrestrict
+    // inside libstdc++ (GCC bug 105651).
+    std::string range{"["};
+    range.append(hex(base)).append(", +").append(std::to_string(size)).append(")");
     if ((base & (granularity_ - 1)) != 0) {
       throw std::invalid_argument("tlsf_free_list: region " + range + " base is not aligned to " +
                                   std::to_string(granularity_));
