@@ -36,6 +36,13 @@ stage() {
       -exec sh -c 'strip --strip-debug -o "$1/bin/$(basename "$2")" "$2"' _ "$stage_dir" {} \;
   fi
   cp -a "$build"/librmm.so* "$stage_dir/lib/"
+  # The installed package and CCCL's headers, for the compile matrix there (its g++ 13.3 and
+  # nvcc build tests/consumer against them; the machine has no pip CCCL and no spdlog to build
+  # librmm itself).
+  cmake --install "$build" --prefix "$stage_dir/prefix" >/dev/null
+  local cccl
+  cccl=$(sed -n 's/^RMM_CCCL_INCLUDE_DIR:PATH=//p' "$build/CMakeCache.txt")
+  tar -C "$cccl" -czf "$stage_dir/cccl.tgz" cuda cub thrust nv
   # Shared libraries the GPU machine does not have, resolved from what the programs link.
   ldd "$stage_dir"/bin/* 2>/dev/null | awk '/=> \//{print $3}' | sort -u |
     grep -E 'libspdlog|libfmt|libbenchmark' | xargs -r -I{} cp -L {} "$stage_dir/lib/"
@@ -74,7 +81,7 @@ run() {
     local verdict="passed"
     [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; failed=$((failed + 1)); }
     local catch_line
-    catch_line=$(grep -E "^(All tests passed|test cases:)" "$out/$name.log" | tail -n 1)
+    catch_line=$(grep -E "^(All tests passed|test cases:|compile_matrix:)" "$out/$name.log" | tail -n 1)
     local san_line
     san_line=$(grep -E "ERROR SUMMARY|LEAK SUMMARY" "$out/$name.log" | tail -n 1)
     summary+=("$(printf '%-34s %-18s %s %s' "$name" "$verdict" "$catch_line" "$san_line")")
@@ -96,6 +103,15 @@ run() {
   step sanitizer_gpu_tests_api_errors "${quiet[@]}" "$bin/rmm_gpu_tests" "[expected_api_errors]"
   step sanitizer_process_exit "${san[@]}" "$bin/process_is_exiting_test"
   step sanitizer_demo "${quiet[@]}" "$bin/rmm_demo"
+  # The compile matrix with this machine's compilers (g++ 13.3, nvcc): every public header alone
+  # and the consumer program, C++17 and C++20, built against the staged package and run here.
+  if [ -f "$stage_dir/cccl.tgz" ]; then
+    local cccl_dir=/tmp/rmm-cccl
+    rm -rf "$cccl_dir" && mkdir -p "$cccl_dir" && tar -C "$cccl_dir" -xzf "$stage_dir/cccl.tgz"
+    step compile_matrix env RMM_PREFIX="$stage_dir/prefix" RMM_CCCL_INCLUDE_DIR="$cccl_dir" \
+      RMM_MATRIX_RUNNER="${san[*]}" \
+      RMM_MATRIX="${RMM_GPU_MATRIX:-g++:17 g++:20 nvcc:17 nvcc:20}" bash "$root/scripts/compile_matrix.sh"
+  fi
 
   if [ -x "$stage_dir/run_benchmarks.sh" ] && [ "${RMM_GPU_SKIP_BENCH:-0}" != 1 ]; then
     bash "$stage_dir/run_benchmarks.sh" "$out" || failed=$((failed + 1))

@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <memory>
 
-namespace {
+// A named namespace, not an anonymous one: clang warns that an internal get_property friend,
+// used only in concept checks, "is not needed".
+namespace rmm_exit_test {
 
 constexpr int pass                       = 0;
 constexpr int fail_destructor_never_ran  = 3;
@@ -60,7 +62,9 @@ class exit_probe_resource {
   std::shared_ptr<device_buffer_state> state_;
 };
 
-}  // namespace
+}  // namespace rmm_exit_test
+
+using namespace rmm_exit_test;  // NOLINT(google-build-using-namespace)
 
 int main() {
   try {

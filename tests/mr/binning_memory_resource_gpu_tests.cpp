@@ -19,7 +19,6 @@ using Catch::Matchers::Contains;
 using rmm::mr::binning_memory_resource;
 using rmm::mr::cuda_memory_resource;
 constexpr std::size_t KiB = 1024;
-constexpr std::size_t MiB = 1024 * KiB;
 }  // namespace
 
 TEST_CASE("binning: bad exponents are refused with their values", "[gpu][binning]") {

@@ -32,7 +32,6 @@
 namespace {
 
 constexpr std::size_t KiB = 1024;
-constexpr std::size_t MiB = 1024 * KiB;
 
 struct stress_pool {
   static rmm::mr::pool_memory_resource make() {

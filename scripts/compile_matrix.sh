@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The compile matrix: installs the library, then builds tests/consumer against the installed
+# package (find_package(rmm)) with every supported toolchain: g++ and clang++ as C++17 and C++20,
+# and nvcc (host compiler g++) as C++17 and C++20, warnings as errors. Each configuration compiles
+# every public header alone and the consumer program that uses every public class, then runs the
+# program (without a GPU it checks only what needs none and says so).
+#
+#   bash scripts/compile_matrix.sh                 # all six
+#   RMM_MATRIX="clang++:20 nvcc:17" bash scripts/compile_matrix.sh
+#   RMM_PREFIX=<installed rmm> RMM_CCCL_INCLUDE_DIR=<CCCL headers> bash scripts/compile_matrix.sh
+#                                                  # against a package built elsewhere
+#
+# RMM_MATRIX_RUNNER: a command to run the consumer program under (compute-sanitizer on the GPU
+# machine). Prints one line per configuration and "compile_matrix: N passed, M failed"; exits
+# non-zero if any failed. Logs of failures are printed in full.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/cuda/bin:$PATH"
+configs=${RMM_MATRIX:-"g++:17 g++:20 clang++:17 clang++:20 nvcc:17 nvcc:20"}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ -n "${RMM_PREFIX:-}" ]; then
+  # An installed package made elsewhere (the GPU machine has no spdlog/fmt to build librmm).
+  ln -s "$(cd "$RMM_PREFIX" && pwd)" "$work/prefix"
+else
+  [ -f build/CMakeCache.txt ] || cmake --preset default >/dev/null
+  cmake --build --preset default --target rmm >/dev/null
+  cmake --install build --prefix "$work/prefix" >/dev/null
+fi
+# RMM_CCCL_INCLUDE_DIR: CCCL's headers where no pip package can be found (the GPU machine).
+cccl_arg=()
+[ -z "${RMM_CCCL_INCLUDE_DIR:-}" ] || cccl_arg=(-DRMM_CCCL_INCLUDE_DIR="$RMM_CCCL_INCLUDE_DIR")
+
+passed=0
+failed=0
+summary=""
+for config in $configs; do
+  compiler=${config%%:*}
+  std=${config##*:}
+  dir="$work/${compiler//+/x}-$std"
+  args=(-G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release "${cccl_arg[@]}")
+  if [ "$compiler" = nvcc ]; then
+    args+=(-DRMM_CONSUMER_CUDA=ON -DCMAKE_CUDA_STANDARD="$std" -DCMAKE_CXX_STANDARD="$std"
+           -DCMAKE_CUDA_COMPILER=nvcc -DCMAKE_CUDA_HOST_COMPILER=g++ -DCMAKE_CXX_COMPILER=g++)
+  else
+    args+=(-DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_CXX_STANDARD="$std")
+  fi
+  start=$SECONDS
+  if { cmake -S tests/consumer -B "$dir" "${args[@]}" &&
+       cmake --build "$dir" &&
+       ${RMM_MATRIX_RUNNER:-} "$dir/rmm_consumer"; } >"$dir.log" 2>&1; then
+    result=passed
+    passed=$((passed + 1))
+  else
+    result=FAILED
+    failed=$((failed + 1))
+    cat "$dir.log"
+  fi
+  headers=$(sed -n 's/.*rmm_consumer: .*, \([0-9]*\) public headers/\1/p' "$dir.log" | head -n 1)
+  ran=$(grep -c ': ok$' "$dir.log" || true)
+  grep -q 'no CUDA device' "$dir.log" && ran="host-only"
+  line=$(printf '%-10s C++%s  %-6s  %s headers alone + consumer program (ran: %s), %ss' \
+         "$compiler" "$std" "$result" "${headers:-?}" "$ran" $((SECONDS - start)))
+  echo "$line"
+  summary+="$line"$'\n'
+done
+# Misconfigurations are refused with a message that says what to do, not errors deep in CCCL.
+refused() {  # name, expected message, command...
+  local name=$1 expected=$2
+  shift 2
+  local start=$SECONDS log="$work/refused.log" result=FAILED
+  if ! "$@" >"$log" 2>&1 && grep -q "$expected" "$log"; then
+    result=passed
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    cat "$log"
+  fi
+  line=$(printf '%-18s %-6s  refused: %s, %ss' "$name" "$result" "$expected" $((SECONDS - start)))
+  echo "$line"
+  summary+="$line"$'\n'
+}
+fake="$work/fake-cccl-3.6/cuda/std/__cccl"
+mkdir -p "$fake" && echo "#define CCCL_VERSION 3006000" >"$fake/version.h"
+refused "other CCCL ABI" "was built with CCCL" \
+  cmake -S tests/consumer -B "$work/fake" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DRMM_CCCL_INCLUDE_DIR="$work/fake-cccl-3.6"
+refused "CCCL < 3.5 (cmake)" "rmm needs CCCL >= 3.5.0" \
+  cmake -S tests/consumer -B "$work/old" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DRMM_CCCL_INCLUDE_DIR=/usr/local/cuda/include/cccl
+echo "#include <rmm/mr/pool_memory_resource.hpp>" >"$work/old_first.cpp"
+refused "CCCL < 3.5 (#error)" "rmm needs CCCL >= 3.5.0" \
+  g++ -std=c++17 -fsyntax-only -isystem /usr/local/cuda/include/cccl -I"$work/prefix/include" \
+  -isystem /usr/local/cuda/include "$work/old_first.cpp"
+
+printf '\n%s' "$summary"
+echo "compile_matrix: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
