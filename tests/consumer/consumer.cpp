@@ -186,10 +186,10 @@ void with_gpu() {
   exercise("callback_memory_resource",
            rmm::mr::callback_memory_resource{callback_allocate, callback_deallocate},
            view);
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0, 256U << 20U};
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0, std::size_t{2} << 30U};
   exercise("pool_memory_resource", pool, view);
   exercise("fixed_size_memory_resource", rmm::mr::fixed_size_memory_resource{pool}, view);
-  exercise("binning_memory_resource", rmm::mr::binning_memory_resource{pool, 10, 20}, view);
+  exercise("binning_memory_resource", rmm::mr::binning_memory_resource{pool, 10, 16}, view);
   exercise("arena_memory_resource", rmm::mr::arena_memory_resource{pool, 64U << 20U}, view);
   rmm::mr::cuda_async_memory_resource async{};
   exercise("cuda_async_memory_resource", async, view);
