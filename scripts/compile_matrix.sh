@@ -96,6 +96,30 @@ refused "CCCL < 3.5 (#error)" "rmm needs CCCL >= 3.5.0" \
   g++ -std=c++17 -fsyntax-only -isystem /usr/local/cuda/include/cccl -I"$work/prefix/include" \
   -isystem /usr/local/cuda/include "$work/old_first.cpp"
 
+# -DCCCL_DIR=<dir of cccl-config.cmake> is accepted, here the pip wheel's own (whose config
+# cannot find its headers: rmm looks for them relative to it).
+pip_cccl_dir=$(python3 -c 'import importlib.metadata as m
+d = m.distribution("nvidia-cuda-cccl")
+print(next(d.locate_file(f).parent.resolve() for f in d.files if f.name == "cccl-config.cmake"))' \
+  2>/dev/null || true)
+if [ -n "$pip_cccl_dir" ]; then
+  start=$SECONDS
+  if cmake -S tests/consumer -B "$work/cccl-dir" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+       -DCCCL_DIR="$pip_cccl_dir" >"$work/cccl-dir.log" 2>&1 &&
+     grep -q "rmm: using CCCL 3\.[5-9].*(CCCL_DIR=" "$work/cccl-dir.log"; then
+    result=passed
+    passed=$((passed + 1))
+  else
+    result=FAILED
+    failed=$((failed + 1))
+    cat "$work/cccl-dir.log"
+  fi
+  line=$(printf '%-18s %-6s  accepted: -DCCCL_DIR=<pip wheel cmake dir>, %ss' "CCCL_DIR" "$result" \
+         $((SECONDS - start)))
+  echo "$line"
+  summary+="$line"$'\n'
+fi
+
 printf '\n%s' "$summary"
 echo "compile_matrix: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,153 @@
+// Replays an allocation log (../shared/traces/*.csv) through the pool's host allocation algorithm
+// (detail::tlsf_free_list) on the host, with no GPU and no timing, to compare growth policies by
+// the memory they reserve: peak live bytes / bytes taken from the upstream.
+//
+//   rmm_growth_sim ../shared/traces/resnet50_train.csv
+//
+// Two kinds of growth are simulated:
+//   - separate chunks (pool_memory_resource over a plain upstream): a request the free list cannot
+//     meet adds a new region of the policy's size; regions never coalesce with each other;
+//   - one contiguous range mapped up to its high-water mark in 2 MiB granules (a pool over a
+//     growable virtual range): free space never splits between chunks.
+// The simulation reproduces the H100 measurement of the current policy (4096 MiB reserved for
+// 2822 MiB live on resnet50_train), so its other rows are predictions for the GPU benchmark.
+#include <rmm/mr/detail/tlsf_free_list.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t MiB        = std::size_t{1} << 20U;
+constexpr std::size_t granule    = 2 * MiB;  // the driver's recommended granularity on H100
+constexpr std::size_t pool_align = 256;
+
+struct event {
+  bool allocate;
+  std::string pointer;
+  std::size_t size;
+};
+
+std::size_t align_up(std::size_t value, std::size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+std::vector<event> read_log(char const* path) {
+  std::ifstream in{path};
+  std::vector<event> events;
+  std::string line;
+  std::getline(in, line);  // Thread,Time,Action,Pointer,Size,Stream
+  while (std::getline(in, line)) {
+    std::stringstream fields{line};
+    std::string field[6];
+    for (auto& f : field) {
+      std::getline(fields, f, ',');
+    }
+    events.push_back({field[2] == "allocate", field[3], std::stoull(field[4])});
+  }
+  return events;
+}
+
+struct outcome {
+  std::size_t reserved;
+  std::size_t peak_live;
+  std::size_t growths;
+};
+
+// Replays @p events; @p grow returns the bytes to add for a request of `size` when `current`
+// bytes are held, or 0 for the contiguous high-water model.
+outcome replay(std::vector<event> const& events,
+               std::function<std::size_t(std::size_t, std::size_t)> const& grow) {
+  rmm::mr::detail::tlsf_free_list list{pool_align};
+  std::unordered_map<std::string, std::pair<std::uintptr_t, std::size_t>> live;
+  std::uintptr_t const base = std::uintptr_t{1} << 40U;
+  std::uintptr_t next       = base;
+  bool const contiguous     = !grow;
+  if (contiguous) {
+    list.insert_region(base, std::size_t{1} << 36U);  // a reservation larger than any device
+  }
+  outcome out{0, 0, 0};
+  std::size_t live_bytes = 0;
+  std::size_t high_water = 0;
+  for (auto const& e : events) {
+    if (!e.allocate) {
+      auto const it = live.find(e.pointer);
+      if (it != live.end()) {
+        list.deallocate(it->second.first, it->second.second);
+        live_bytes -= it->second.second;
+        live.erase(it);
+      }
+      continue;
+    }
+    std::size_t const size = align_up(std::max<std::size_t>(e.size, 1), pool_align);
+    auto ptr               = list.allocate(size);
+    if (!ptr) {
+      std::size_t const bytes = align_up(grow(size, out.reserved), granule);
+      list.insert_region(next, bytes);
+      next += bytes + granule;  // a gap: separate chunks never coalesce
+      out.reserved += bytes;
+      ++out.growths;
+      ptr = list.allocate(size);
+    }
+    live[e.pointer] = {*ptr, size};
+    live_bytes += size;
+    out.peak_live = std::max(out.peak_live, live_bytes);
+    high_water    = std::max<std::size_t>(high_water, *ptr + size - base);
+  }
+  if (contiguous) {
+    out.reserved = align_up(high_water, granule);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <allocation log .csv>\n", argv[0]);
+    return 2;
+  }
+  auto const events = read_log(argv[1]);
+  struct policy {
+    char const* name;
+    std::function<std::size_t(std::size_t, std::size_t)> grow;
+  };
+  std::vector<policy> const policies = {
+      {"contiguous range, mapped to high-water", {}},
+      {"max(request, current, 32 MiB) [current]",
+       [](std::size_t r, std::size_t c) {
+         return std::max({r, c, 32 * MiB});
+       }},
+      {"max(request, current / 4, 32 MiB)",
+       [](std::size_t r, std::size_t c) {
+         return std::max({r, c / 4, 32 * MiB});
+       }},
+      {"max(request, current / 8, 32 MiB)",
+       [](std::size_t r, std::size_t c) {
+         return std::max({r, c / 8, 32 * MiB});
+       }},
+      {"max(request, 64 MiB)", [](std::size_t r, std::size_t) { return std::max(r, 64 * MiB); }},
+      {"max(request, 32 MiB)", [](std::size_t r, std::size_t) { return std::max(r, 32 * MiB); }},
+      {"request (2 MiB granules)", [](std::size_t r, std::size_t) { return r; }},
+  };
+  std::printf("%zu events from %s\n\n", events.size(), argv[1]);
+  std::printf("| growth | reserved MiB | peak live MiB | efficiency | growths |\n");
+  std::printf("| --- | --- | --- | --- | --- |\n");
+  for (auto const& p : policies) {
+    auto const r = replay(events, p.grow);
+    std::printf("| %s | %zu | %zu | %.3f | %zu |\n",
+                p.name,
+                r.reserved / MiB,
+                r.peak_live / MiB,
+                static_cast<double>(r.peak_live) / static_cast<double>(r.reserved),
+                r.growths);
+  }
+  return 0;
+}
