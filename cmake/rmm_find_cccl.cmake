@@ -124,8 +124,8 @@ if(NOT TARGET rmm::cccl)
   # interface, so another major.minor would link but break at run time (or not link at all).
   if(RMM_CCCL_BUILT_WITH)
     string(REGEX MATCH "^[0-9]+\\.[0-9]+" _rmm_built "${RMM_CCCL_BUILT_WITH}")
-    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _rmm_found "${_rmm_cccl_version}")
-    if(NOT _rmm_built STREQUAL _rmm_found)
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _rmm_found_minor "${_rmm_cccl_version}")
+    if(NOT _rmm_built STREQUAL _rmm_found_minor)
       unset(RMM_CCCL_INCLUDE_DIR CACHE)
       message(FATAL_ERROR
         "rmm: this librmm was built with CCCL ${RMM_CCCL_BUILT_WITH}, but CCCL "

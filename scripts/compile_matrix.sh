@@ -67,57 +67,43 @@ for config in $configs; do
   echo "$line"
   summary+="$line"$'\n'
 done
-# Misconfigurations are refused with a message that says what to do, not errors deep in CCCL.
-refused() {  # name, expected message, command...
-  local name=$1 expected=$2
-  shift 2
-  local start=$SECONDS log="$work/refused.log" result=FAILED
-  if ! "$@" >"$log" 2>&1 && grep -q "$expected" "$log"; then
+# Configurations checked by their outcome: misconfigurations are refused with a message that
+# says what to do (not errors deep in CCCL); -DCCCL_DIR is accepted.
+expect() {  # name, refused|accepted, message the log must hold, command...
+  local name=$1 want=$2 expected=$3
+  shift 3
+  local start=$SECONDS log="$work/expect.log" result=FAILED got=accepted
+  "$@" >"$log" 2>&1 || got=refused
+  if [ "$got" = "$want" ] && grep -q "$expected" "$log"; then
     result=passed
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
     cat "$log"
   fi
-  line=$(printf '%-18s %-6s  refused: %s, %ss' "$name" "$result" "$expected" $((SECONDS - start)))
+  line=$(printf '%-18s %-6s  %s: %s, %ss' "$name" "$result" "$want" "$expected" $((SECONDS - start)))
   echo "$line"
   summary+="$line"$'\n'
 }
+consumer_configure=(cmake -S tests/consumer -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix")
 fake="$work/fake-cccl-3.6/cuda/std/__cccl"
 mkdir -p "$fake" && echo "#define CCCL_VERSION 3006000" >"$fake/version.h"
-refused "other CCCL ABI" "was built with CCCL" \
-  cmake -S tests/consumer -B "$work/fake" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DRMM_CCCL_INCLUDE_DIR="$work/fake-cccl-3.6"
-refused "CCCL < 3.5 (cmake)" "rmm needs CCCL >= 3.5.0" \
-  cmake -S tests/consumer -B "$work/old" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DRMM_CCCL_INCLUDE_DIR=/usr/local/cuda/include/cccl
+expect "other CCCL ABI" refused "was built with CCCL" \
+  "${consumer_configure[@]}" -B "$work/fake" -DRMM_CCCL_INCLUDE_DIR="$work/fake-cccl-3.6"
+expect "CCCL < 3.5 (cmake)" refused "rmm needs CCCL >= 3.5.0" \
+  "${consumer_configure[@]}" -B "$work/old" -DRMM_CCCL_INCLUDE_DIR=/usr/local/cuda/include/cccl
 echo "#include <rmm/mr/pool_memory_resource.hpp>" >"$work/old_first.cpp"
-refused "CCCL < 3.5 (#error)" "rmm needs CCCL >= 3.5.0" \
+expect "CCCL < 3.5 (#error)" refused "rmm needs CCCL >= 3.5.0" \
   g++ -std=c++17 -fsyntax-only -isystem /usr/local/cuda/include/cccl -I"$work/prefix/include" \
   -isystem /usr/local/cuda/include "$work/old_first.cpp"
-
-# -DCCCL_DIR=<dir of cccl-config.cmake> is accepted, here the pip wheel's own (whose config
-# cannot find its headers: rmm looks for them relative to it).
+# The pip wheel's own cmake dir (its config cannot find its headers: rmm looks relative to it).
 pip_cccl_dir=$(python3 -c 'import importlib.metadata as m
 d = m.distribution("nvidia-cuda-cccl")
 print(next(d.locate_file(f).parent.resolve() for f in d.files if f.name == "cccl-config.cmake"))' \
   2>/dev/null || true)
 if [ -n "$pip_cccl_dir" ]; then
-  start=$SECONDS
-  if cmake -S tests/consumer -B "$work/cccl-dir" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
-       -DCCCL_DIR="$pip_cccl_dir" >"$work/cccl-dir.log" 2>&1 &&
-     grep -q "rmm: using CCCL 3\.[5-9].*(CCCL_DIR=" "$work/cccl-dir.log"; then
-    result=passed
-    passed=$((passed + 1))
-  else
-    result=FAILED
-    failed=$((failed + 1))
-    cat "$work/cccl-dir.log"
-  fi
-  line=$(printf '%-18s %-6s  accepted: -DCCCL_DIR=<pip wheel cmake dir>, %ss' "CCCL_DIR" "$result" \
-         $((SECONDS - start)))
-  echo "$line"
-  summary+="$line"$'\n'
+  expect "CCCL_DIR" accepted "rmm: using CCCL 3\.[5-9].*(CCCL_DIR=" \
+    "${consumer_configure[@]}" -B "$work/cccl-dir" -DCCCL_DIR="$pip_cccl_dir"
 fi
 
 printf '\n%s' "$summary"
