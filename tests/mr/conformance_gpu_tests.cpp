@@ -26,6 +26,7 @@
 #include <rmm/mr/stream_ordered_allocator.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 #include <rmm/mr/unbounded_memory_resource.hpp>
+#include <rmm/mr/virtual_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <catch2/catch.hpp>
@@ -158,6 +159,38 @@ struct pool_over_pinned_factory {
   static std::string unavailable() { return {}; }
   static constexpr bool host_accessible = false;
   static std::optional<std::size_t> oom_probe() { return 8 * GiB; }  // above the maximum
+};
+
+// --- virtual memory: the resource itself and the expandable pool over it ---
+std::string unavailable_without_vmm() {
+  try {
+    rmm::mr::virtual_memory_resource probe{};
+    return {};
+  } catch (rmm::logic_error const& e) {
+    return e.what();
+  }
+}
+
+struct virtual_memory_factory {
+  static constexpr char const* name = "virtual_memory_resource";
+  static rmm::mr::virtual_memory_resource make() { return rmm::mr::virtual_memory_resource{}; }
+  static std::string unavailable() { return unavailable_without_vmm(); }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() {
+    return rmm::available_device_memory().second * 2;
+  }
+};
+
+struct pool_over_virtual_memory_factory {
+  static constexpr char const* name = "pool_memory_resource";
+  static rmm::mr::pool_memory_resource make() {
+    return rmm::mr::pool_memory_resource{rmm::mr::virtual_memory_resource{}, 0};
+  }
+  static std::string unavailable() { return unavailable_without_vmm(); }
+  static constexpr bool host_accessible = false;
+  static std::optional<std::size_t> oom_probe() {
+    return rmm::available_device_memory().second * 2;
+  }
 };
 
 struct fixed_size_factory {
@@ -393,7 +426,8 @@ void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_s
       unbounded_pinned_factory, unbounded_system_factory, block_pool_factory,                    \
       block_pool_pinned_factory, pool_pair_device_factory, pool_pair_host_factory,               \
       stream_ordered_allocator_factory, sam_headroom_factory, cuda_async_factory,                \
-      cuda_async_view_factory, cuda_async_managed_factory, cuda_async_pinned_factory
+      cuda_async_view_factory, cuda_async_managed_factory, cuda_async_pinned_factory,            \
+      virtual_memory_factory, pool_over_virtual_memory_factory
 
 TEMPLATE_TEST_CASE("conformance: properties and concepts",
                    "[gpu][conformance]",

@@ -59,7 +59,7 @@ TEST_CASE("pool: grows generously, then exactly up to the hard cap", "[gpu][pool
   pool_memory_resource pool{cuda_memory_resource{}, 0, 100 * MiB};
   rmm::cuda_stream stream;
   void* a = pool.allocate(stream, 40 * MiB, 256);
-  CHECK(pool.pool_size() == 40 * MiB);  // max(request, current size, 32 MiB)
+  CHECK(pool.pool_size() == 40 * MiB);  // max(request, current size / 8, 32 MiB)
   void* b = pool.allocate(stream, 50 * MiB, 256);
   CHECK(pool.pool_size() == 90 * MiB);
   void* c = pool.allocate(stream, 10 * MiB, 256);  // generous would pass the cap: exactly 10
@@ -74,6 +74,28 @@ TEST_CASE("pool: grows generously, then exactly up to the hard cap", "[gpu][pool
     pool.deallocate(stream, p, n, 256);
   }
   CHECK(pool.free_bytes() == 100 * MiB);
+}
+
+TEST_CASE("pool: over a plain upstream, growth is an eighth of the pool once that passes 32 MiB",
+          "[gpu][pool]") {
+  rmm::test::counting_resource counting{cuda_memory_resource{}};
+  pool_memory_resource pool{counting, 0};
+  rmm::cuda_stream stream;
+  void* a = pool.allocate(stream, 320 * MiB, 256);
+  CHECK(pool.pool_size() == 320 * MiB);
+  void* b = pool.allocate(stream, MiB, 256);
+  CHECK(pool.pool_size() == 360 * MiB);  // 320 + 320 / 8
+  void* c = pool.allocate(stream, MiB, 256);
+  CHECK(pool.pool_size() == 360 * MiB);  // served from that chunk
+  CHECK(counting.counts().allocations == 2);
+  for (void* p : {b, c}) {
+    pool.deallocate(stream, p, MiB, 256);
+  }
+  pool.deallocate(stream, a, 320 * MiB, 256);
+  pool.release();  // both chunks are free: both go back
+  CHECK(pool.pool_size() == 0);
+  CHECK(counting.counts().bytes_outstanding == 0);
+  CHECK_FALSE(pool.grows_in_place());
 }
 
 TEST_CASE("pool: out of memory states request, size, maximum, free and largest block",

@@ -13,6 +13,7 @@
 #include <rmm/mr/detail/stream_ordered_core.hpp>
 #include <rmm/mr/detail/stream_resource_base.hpp>
 #include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/virtual_memory_resource.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -21,6 +22,7 @@
 #include <cuda/stream_ref>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -46,6 +48,7 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
                             std::size_t initial_pool_size,
                             std::optional<std::size_t> maximum_pool_size)
       : upstream_{std::move(upstream)},
+        growable_upstream_{cuda::mr::resource_cast<virtual_memory_resource>(&upstream_)},
         maximum_{maximum_pool_size.value_or(std::numeric_limits<std::size_t>::max())} {
     RMM_EXPECTS(initial_pool_size % CUDA_ALLOCATION_ALIGNMENT == 0,
                 std::string{name} + ": initial_pool_size " + std::to_string(initial_pool_size) +
@@ -61,10 +64,17 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
                       " is below initial_pool_size " + std::to_string(initial_pool_size));
     }
     if (initial_pool_size > 0) {
+      if (growable_upstream_ != nullptr) {  // whole granules: the cap counts mapped memory
+        initial_pool_size = std::min(maximum_, align_up(initial_pool_size, granularity()));
+      }
       void* base =
           upstream_.allocate(cuda_stream_default, initial_pool_size, CUDA_ALLOCATION_ALIGNMENT);
       cuda_stream_default.synchronize();  // unowned memory must be usable on every stream
-      free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), initial_pool_size, 0);
+      region_id const id =
+          free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), initial_pool_size, 0);
+      if (growable_upstream_ != nullptr) {
+        growable_ = id;
+      }
     }
   }
 
@@ -135,13 +145,34 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
     return free_list_.largest_free_block();
   }
 
+  [[nodiscard]] bool grows_in_place() const noexcept { return growable_upstream_ != nullptr; }
+
+  void release() {
+    synchronize_and_release([this] {
+      release_free_upstream();
+      trim_growable(0, cuda_stream_default, std::numeric_limits<std::size_t>::max());
+    });
+    if (growable_upstream_ != nullptr) {
+      growable_upstream_->flush();  // after the synchronisation every deferred unmap is due
+    }
+  }
+
+  void set_release_threshold(std::size_t bytes) noexcept {
+    release_threshold_.store(bytes, std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::size_t release_threshold() const noexcept {
+    return release_threshold_.load(std::memory_order_relaxed);
+  }
+
  private:
-  using tag_t = tlsf_free_list::tag_t;
+  using tag_t     = tlsf_free_list::tag_t;
+  using region_id = tlsf_free_list::region_id;
   static constexpr std::size_t max_request =
       std::numeric_limits<std::size_t>::max() - CUDA_ALLOCATION_ALIGNMENT;
-  // Growth takes at least this much (or the pool's current size, whichever is larger), so that
-  // a growing pool makes O(log size) upstream calls.
-  static constexpr std::size_t min_growth = std::size_t{32} << 20U;
+  // Growth from a plain upstream takes at least this much, or an eighth of the pool's current
+  // size if larger (see grow()).
+  static constexpr std::size_t min_growth     = std::size_t{32} << 20U;
+  static constexpr std::size_t growth_divisor = 8;
 
   // --- hooks of stream_ordered_core (called with the lock held) ---
   std::optional<void*> try_allocate(std::size_t size, tag_t tag) {
@@ -165,25 +196,130 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
   void retag(tag_t from, tag_t to) { free_list_.retag(from, to); }
   [[nodiscard]] std::size_t tag_free_bytes(tag_t tag) const { return free_list_.free_bytes(tag); }
 
+  // Growth policy. Over a growable upstream (virtual_memory_resource): extend the current range
+  // in place by the granules still missing after its free tail, so that the pool maps no more
+  // than its high-water mark rounded to a granule. Over any other upstream: a new chunk of the
+  // largest of the request, 32 MiB and an eighth of the pool, never beyond the maximum. The
+  // eighth keeps the number of upstream calls logarithmic in the pool's size while bounding the
+  // overshoot to 12.5% (the earlier "current size" doubled the pool: 4096 MiB for 2822 MiB
+  // live on the ResNet-50 log; an eighth measures 0.90 there, see docs/benchmarks.md).
   bool grow(std::size_t size, cuda::stream_ref stream, tag_t tag) {
     std::size_t const current = free_list_.total_bytes();
-    if (current > maximum_ || size > maximum_ - current) {
+    std::size_t const room    = current > maximum_ ? 0 : maximum_ - current;
+    if (growable_upstream_ != nullptr && grow_in_place(size, stream, tag, room)) {
+      return true;
+    }
+    if (size > room) {
       last_upstream_error_ =
           "growing by " + std::to_string(size) + " bytes would exceed the maximum";
       return false;
     }
-    std::size_t const room = maximum_ - current;
+    if (growable_upstream_ != nullptr) {
+      return take_from_upstream(std::min(room, align_up(size, granularity())), stream, tag);
+    }
     std::size_t const want =
-        std::min(room, align_up(std::max({size, current, min_growth}), CUDA_ALLOCATION_ALIGNMENT));
+        std::min(room,
+                 align_up(std::max({size, current / growth_divisor, min_growth}),
+                          CUDA_ALLOCATION_ALIGNMENT));
     return take_from_upstream(want, stream, tag) ||
            (want != size && take_from_upstream(size, stream, tag));
+  }
+
+  [[nodiscard]] std::size_t granularity() const noexcept {
+    return growable_upstream_->granularity();
+  }
+
+  // Maps what the growable range lacks for `size` after its free tail of `tag`.
+  bool grow_in_place(std::size_t size, cuda::stream_ref stream, tag_t tag, std::size_t room) {
+    if (!growable_) {
+      return false;
+    }
+    auto const tail        = free_list_.trailing_free_block(*growable_);
+    std::size_t const have = tail && tail->second == tag ? tail->first : 0;
+    std::size_t const by   = align_up(size - std::min(size, have), granularity());
+    if (by > room) {
+      last_upstream_error_ =
+          "growing the range by " + std::to_string(by) + " bytes would exceed the maximum";
+      return false;
+    }
+    std::uintptr_t const base = free_list_.region_base(*growable_);
+    std::size_t const bytes   = free_list_.region_size(*growable_);
+    void* const ptr           = reinterpret_cast<void*>(base);
+    try {
+      if (!growable_upstream_->try_resize(ptr, bytes, bytes + by, stream)) {
+        last_upstream_error_ = "the virtual range at " + format_hex(base) + " (" +
+                               std::to_string(bytes) + " bytes) could not grow by " +
+                               std::to_string(by) + " bytes";
+        return false;
+      }
+      try {
+        free_list_.extend_region(*growable_, by, tag);
+      } catch (...) {
+        growable_upstream_->try_resize(ptr, bytes + by, bytes, stream);
+        throw;
+      }
+      return true;
+    } catch (std::exception const& e) {
+      last_upstream_error_ = std::string{"growing the virtual range failed: "} + e.what();
+      return false;
+    }
+  }
+
+  // Unmaps whole granules of the growable range's free tail (if its tag is `tag` or no stream's),
+  // at most `excess` bytes, after the work queued on `stream`.
+  void trim_growable(tag_t tag, cuda::stream_ref stream, std::size_t excess) {
+    if (!growable_) {
+      return;
+    }
+    auto const tail = free_list_.trailing_free_block(*growable_);
+    if (!tail || (tail->second != tag && tail->second != 0)) {
+      return;
+    }
+    std::size_t const g     = granularity();
+    std::size_t const bytes = free_list_.region_size(*growable_);
+    std::size_t const live  = bytes - tail->first;
+    std::size_t const keep =
+        std::max({g, align_up(live, g), bytes - std::min(bytes, align_down(excess, g))});
+    if (keep >= bytes) {
+      return;
+    }
+    void* const ptr = reinterpret_cast<void*>(free_list_.region_base(*growable_));
+    growable_upstream_->try_resize(ptr, bytes, keep, stream);
+    // Pieces of physical memory that straddle `keep` stay mapped: the range keeps them.
+    std::size_t const kept = std::min(bytes, growable_upstream_->mapped_size(ptr));
+    if (kept != keep) {
+      growable_upstream_->try_resize(ptr, keep, kept, stream);
+    }
+    if (kept < bytes) {
+      free_list_.shrink_region(*growable_, kept);
+    }
+  }
+
+  void after_free(tag_t tag, cuda::stream_ref stream) noexcept {
+    if (!growable_) {
+      return;
+    }
+    std::size_t const threshold = release_threshold_.load(std::memory_order_relaxed);
+    std::size_t const free      = free_list_.free_bytes();
+    if (free <= threshold || free - threshold < granularity()) {
+      return;
+    }
+    try {
+      trim_growable(tag, stream, free - threshold);
+    } catch (std::exception const& e) {
+      rmm::log(level_enum::error, std::string{name} + ": trimming failed: " + e.what());
+    }
   }
 
   bool take_from_upstream(std::size_t bytes, cuda::stream_ref stream, tag_t tag) {
     try {
       void* base = upstream_.allocate(stream, bytes, CUDA_ALLOCATION_ALIGNMENT);
       try {
-        free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), bytes, tag);
+        region_id const id =
+            free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), bytes, tag);
+        if (growable_upstream_ != nullptr) {
+          growable_ = id;  // the newest range grows; older ones stay as they are
+        }
       } catch (...) {
         upstream_.deallocate(stream, base, bytes, CUDA_ALLOCATION_ALIGNMENT);
         throw;
@@ -197,7 +333,13 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
   }
 
   void release_free_upstream() {
+    std::optional<std::uintptr_t> const growable_base =
+        growable_ ? std::optional<std::uintptr_t>{free_list_.region_base(*growable_)}
+                  : std::nullopt;
     for (auto const& [base, size] : free_list_.take_free_regions()) {
+      if (growable_base == base) {
+        growable_.reset();
+      }
       upstream_.deallocate(
           cuda_stream_default, reinterpret_cast<void*>(base), size, CUDA_ALLOCATION_ALIGNMENT);
     }
@@ -215,6 +357,9 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
   }
 
   upstream_t mutable upstream_;
+  virtual_memory_resource* growable_upstream_;  // the upstream, if it can grow a range in place
+  std::optional<region_id> growable_;           // the range that grows in place
+  std::atomic<std::size_t> release_threshold_{std::numeric_limits<std::size_t>::max()};
   std::size_t maximum_;
   tlsf_free_list free_list_{CUDA_ALLOCATION_ALIGNMENT};
   std::string last_upstream_error_;
@@ -226,11 +371,21 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
  * @brief A coalescing best-fit suballocator which uses a pool of memory allocated from an
  * upstream memory_resource.
  *
- * The pool grows from its upstream on demand (a generous chunk: at least 32 MiB or its current
- * size, falling back to exactly the request near `maximum_pool_size`) and gives everything back
- * when the last copy is destroyed (unless rmm::process_is_exiting()). Free space is indexed by a
- * two-level segregated fit free list (detail/tlsf_free_list.hpp): O(1) allocation and coalescing
- * deallocation.
+ * The pool grows from its upstream on demand and gives everything back when the last copy is
+ * destroyed (unless rmm::process_is_exiting()). Free space is indexed by a two-level segregated
+ * fit free list (detail/tlsf_free_list.hpp): O(1) allocation and coalescing deallocation.
+ *
+ * Growth depends on the upstream:
+ * - Over a `virtual_memory_resource` (detected at construction, also inside an `any_resource`)
+ *   the pool is an expandable pool: its memory is one reserved address range that grows in place
+ *   at its end, by the granules still missing after its free tail, so that the pool maps no more
+ *   than its high-water mark rounded up to the granularity (2 MiB), and free space never splits
+ *   between chunks that cannot coalesce. `initial_pool_size` is then rounded up to the
+ *   granularity. `release()` and the release threshold unmap whole free granules at the range's
+ *   end. See docs/expandable_pool.md.
+ * - Over any other upstream each growth takes a new chunk of the largest of the request, 32 MiB
+ *   and an eighth of the pool's size, never beyond `maximum_pool_size` (falling back to exactly
+ *   the request near it).
  *
  * Stream semantics (see detail/stream_ordered_core.hpp): memory freed on a stream is reused on
  * that stream at once with no CUDA call; other streams reuse it after an event wait; device-wide
@@ -295,6 +450,36 @@ class pool_memory_resource : public cuda::mr::shared_resource<detail::pool_memor
   /// @brief Size of the largest free block (of any stream).
   [[nodiscard]] std::size_t largest_free_block() const noexcept {
     return state().largest_free_block();
+  }
+
+  /// @brief True if the upstream is a virtual_memory_resource, so that the pool grows (and
+  /// trims) one address range in place.
+  [[nodiscard]] bool grows_in_place() const noexcept { return state().grows_in_place(); }
+
+  /**
+   * @brief Gives memory back: synchronises the device, gives every fully free upstream chunk
+   * back to the upstream and, over a virtual_memory_resource, unmaps the whole free granules at
+   * the end of the growing range (and waits for those unmaps). Memory in use is not touched.
+   *
+   * Thread-safe; other threads' calls wait for it. Costs a device synchronisation.
+   * @throws rmm::cuda_error if the upstream's unmapping fails.
+   */
+  void release() { state().release(); }
+
+  /**
+   * @brief Over a virtual_memory_resource: when a deallocation leaves more than @p bytes of the
+   * pool free, the whole free granules at the end of the growing range, beyond that many free
+   * bytes, are unmapped (after the work queued on the freeing stream; see
+   * virtual_memory_resource). The default is no threshold (never trim automatically): a pool
+   * that gives memory back at once maps it again on the next peak. Ignored over other upstreams.
+   *
+   * Thread-safe.
+   */
+  void set_release_threshold(std::size_t bytes) noexcept { state().set_release_threshold(bytes); }
+
+  /// @brief The release threshold (std::numeric_limits<std::size_t>::max() when none).
+  [[nodiscard]] std::size_t release_threshold() const noexcept {
+    return state().release_threshold();
   }
 
   /// @brief Enables the cuda::mr::device_accessible property.

@@ -90,9 +90,10 @@ class virtual_memory_resource : public cuda::mr::shared_resource<detail::virtual
    * @brief Grows or shrinks the allocation at @p ptr in place, keeping its address and its first
    * `min(old_bytes, new_bytes)` bytes.
    *
-   * Growing maps new physical memory after the mapped end (one cuMemCreate/cuMemMap/
-   * cuMemSetAccess for the whole difference, rounded up to the granularity); nothing is copied,
-   * and the cost grows with the number of granules mapped, not with the allocation's size.
+   * Growing maps new physical memory after the mapped end: the difference, rounded up to the
+   * granularity, in pieces of at most 16 granules (one cuMemCreate and cuMemMap each, then one
+   * cuMemSetAccess for the new range). Nothing is copied, and the cost grows with the memory
+   * mapped, not with the allocation's size.
    * Growing within memory already mapped costs no driver call. Shrinking unmaps the pieces of
    * physical memory that lie wholly beyond the new end (rounded up to the granularity), after
    * the work queued so far on @p stream (see the class's stream-ordering note); pieces that

@@ -66,6 +66,8 @@ namespace rmm::mr::detail {
  * stream-ordered), so that @p size can be served; false if it cannot (a cap, or the upstream
  * failed: keep its message for the report);
  * - `void release_free_upstream()`: gives fully free upstream chunks back (may do nothing);
+ * - optionally `void after_free(tag_t tag, cuda::stream_ref stream) noexcept`, called after each
+ *   `free_block` with the freeing stream (the core's own does nothing);
  * - `std::string describe_oom(std::size_t requested, std::size_t rounded) const`.
  *
  * Tag 0 is memory that no stream owns (never handed out); stream slots use tags 1, 2, ...
@@ -129,6 +131,7 @@ class stream_ordered_core {
       cudaStreamSynchronize(key.handle);
     }
     derived().free_block(ptr, rounded, tag);
+    derived().after_free(tag, stream);
     if (tag == 0) {
       return;
     }
@@ -156,6 +159,19 @@ class stream_ordered_core {
 
   // The lock, for derived read-only queries.
   spin_mutex& mutex() const noexcept { return mtx_; }
+
+  // Hook called (with the lock held) after every free, with the freeing stream; the derived class
+  // may hide it, e.g. to give memory back above a threshold. Must not throw.
+  void after_free(std::uint32_t /*tag*/, cuda::stream_ref /*stream*/) noexcept {}
+
+  // Waits for all work, makes every free block memory owned by no stream (merging what different
+  // streams freed), then calls `give_back()` with the lock held: for a resource's release().
+  template <typename F>
+  void synchronize_and_release(F&& give_back) {
+    std::lock_guard<spin_mutex> lock(mtx_);
+    synchronize_and_disown();
+    give_back();
+  }
 
   // Slot keys in a readable form, for out-of-memory reports and dumps.
   [[nodiscard]] std::string describe_streams() const {

@@ -103,7 +103,9 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
   }
 
   void* allocate(cuda::stream_ref /*stream*/, std::size_t bytes, std::size_t alignment) {
-    rmm::detail::expect_supported_alignment(alignment, granularity_, name);
+    // Every allocation starts on a granule (2 MiB); the check keeps the contract of every other
+    // resource (at most CUDA_ALLOCATION_ALIGNMENT may be asked for).
+    rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
     if (bytes == 0) {
       return nullptr;
     }
@@ -312,11 +314,41 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     return base;
   }
 
-  // Maps [a.mapped, target) of the reservation at `base` as one new piece of physical memory
-  // with read-write access for the device and its peers; false (last_error_ says why) if the
-  // device cannot provide it even after every deferred unmap has been waited for.
+  // The most physical memory one cuMemCreate provides. Memory is unmapped piece by piece, so
+  // this bounds what a shrink must leave mapped beyond the new end (a piece straddling it stays);
+  // larger pieces make growing by much cost fewer driver calls.
+  [[nodiscard]] std::size_t piece_bytes() const noexcept { return 16 * granularity_; }
+
+  // Maps [a.mapped, target) of the reservation at `base` in pieces of at most piece_bytes(), with
+  // read-write access for the device and its peers. False (last_error_ says why, nothing changed)
+  // if the device cannot provide the memory even after every deferred unmap has been waited for.
   bool map_more(CUdeviceptr base, allocation& a, std::size_t target) {
-    std::size_t const bytes        = target - a.mapped;
+    std::size_t const start = a.mapped;
+    std::size_t const kept  = a.maps.size();
+    a.maps.reserve(kept + (target - start + piece_bytes() - 1) / piece_bytes());
+    CUresult r = CUDA_SUCCESS;
+    while (a.mapped < target && r == CUDA_SUCCESS) {
+      r = map_piece(base, a, std::min(target - a.mapped, piece_bytes()));
+    }
+    if (r == CUDA_SUCCESS) {
+      r = set_access(base + start, target - start);
+      if (r != CUDA_SUCCESS) {
+        last_error_ = "cuMemSetAccess returned " + vmm_driver::get().error_name(r);
+      }
+    }
+    if (r != CUDA_SUCCESS) {
+      std::vector<mapping> added(a.maps.begin() + static_cast<std::ptrdiff_t>(kept), a.maps.end());
+      a.maps.resize(kept);
+      a.mapped = start;
+      unmap_all(base, added);
+      return false;
+    }
+    counters_.peak_mapped = std::max(counters_.peak_mapped, counters_.mapped);
+    return true;
+  }
+
+  // Creates and maps one piece at the mapped end (capacity for it is reserved in a.maps).
+  CUresult map_piece(CUdeviceptr base, allocation& a, std::size_t bytes) {
     vmm_driver const& drv          = vmm_driver::get();
     CUmemAllocationProp const prop = properties();
     CUmemGenericAllocationHandle handle{};
@@ -327,33 +359,18 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     }
     if (r != CUDA_SUCCESS) {
       last_error_ = "cuMemCreate(" + std::to_string(bytes) + ") returned " + drv.error_name(r);
-      return false;
+      return r;
     }
-    CUdeviceptr const at = base + a.mapped;
-    r                    = drv.mem_map(at, bytes, 0, handle, 0);
-    if (r == CUDA_SUCCESS) {
-      r = set_access(at, bytes);
-      if (r != CUDA_SUCCESS) {
-        drv.mem_unmap(at, bytes);
-      }
-    }
-    if (r == CUDA_SUCCESS) {
-      try {
-        a.maps.push_back({handle, a.mapped, bytes});
-      } catch (...) {
-        drv.mem_unmap(at, bytes);
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-      }
-    }
+    r = drv.mem_map(base + a.mapped, bytes, 0, handle, 0);
     if (r != CUDA_SUCCESS) {
       drv.mem_release(handle);
-      last_error_ = "mapping " + std::to_string(bytes) + " bytes failed: " + drv.error_name(r);
-      return false;
+      last_error_ = "cuMemMap(" + std::to_string(bytes) + ") returned " + drv.error_name(r);
+      return r;
     }
-    a.mapped = target;
+    a.maps.push_back({handle, a.mapped, bytes});  // no allocation: capacity was reserved
+    a.mapped += bytes;
     counters_.mapped += bytes;
-    counters_.peak_mapped = std::max(counters_.peak_mapped, counters_.mapped);
-    return true;
+    return CUDA_SUCCESS;
   }
 
   CUresult set_access(CUdeviceptr at, std::size_t bytes) const {

@@ -1,0 +1,193 @@
+// pool_memory_resource over virtual_memory_resource (the expandable pool): one range grown in
+// place by whole granules, blocks that span growth steps, the maximum as a cap on mapped memory,
+// release() and the release threshold giving memory back, stream-ordered trimming, and falling
+// back to a new range when the reservation is full.
+#include "../utilities/device_kernels.hpp"
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/virtual_memory_resource.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Catch::Matchers::Contains;
+using rmm::mr::pool_memory_resource;
+using rmm::mr::virtual_memory_resource;
+constexpr std::size_t MiB = std::size_t{1} << 20U;
+
+bool vmm_unavailable() {
+  try {
+    virtual_memory_resource probe{};
+    return false;
+  } catch (rmm::logic_error const& e) {
+    WARN("SKIPPED: " << e.what());
+    return true;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("expandable pool: grows one range in place by whole granules", "[gpu][pool][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource vmm;
+  pool_memory_resource pool{vmm, 0};
+  REQUIRE(pool.grows_in_place());
+  std::size_t const g = vmm.granularity();
+  rmm::cuda_stream stream;
+  void* a = pool.allocate(stream, g / 2, 256);
+  CHECK(pool.pool_size() == g);
+  void* b = pool.allocate(stream, g / 2, 256);  // the rest of the first granule
+  CHECK(pool.pool_size() == g);
+  CHECK(static_cast<char*>(b) == static_cast<char*>(a) + g / 2);
+  // 3 granules more than the free tail (none): mapped right after, contiguous with a and b.
+  void* c = pool.allocate(stream, 3 * g, 256);
+  CHECK(static_cast<char*>(c) == static_cast<char*>(a) + g);
+  CHECK(pool.pool_size() == 4 * g);
+  CHECK(vmm.mapped_bytes() == 4 * g);
+  CHECK(vmm.statistics().allocations == 1);  // one range
+  pool.deallocate(stream, b, g / 2, 256);
+  // Half a granule is free before c; a block of 1.5 granules at the end needs 2 more granules
+  // and is carved from the new tail.
+  void* d = pool.allocate(stream, g + g / 2, 256);
+  CHECK(static_cast<char*>(d) == static_cast<char*>(a) + 4 * g);
+  CHECK(pool.pool_size() == 6 * g);
+  pool.deallocate(stream, c, 3 * g, 256);
+  // b's half granule and c's 3 granules, mapped by different growth steps, coalesced into one
+  // block: coalescing crosses the boundaries between mappings.
+  void* e = pool.allocate(stream, 3 * g + g / 2, 256);
+  CHECK(static_cast<char*>(e) == static_cast<char*>(a) + g / 2);
+  CHECK(pool.pool_size() == 6 * g);
+  rmm::test::fill_pattern(e, 3 * g + g / 2, 4, stream.value());
+  CHECK(rmm::test::count_pattern_mismatches(e, 3 * g + g / 2, 4, stream.value()) == 0);
+  pool.deallocate(stream, a, g / 2, 256);
+  pool.deallocate(stream, d, g + g / 2, 256);
+  pool.deallocate(stream, e, 3 * g + g / 2, 256);
+  CHECK(pool.free_bytes() == 6 * g);
+}
+
+TEST_CASE("expandable pool: the maximum caps mapped memory and out of memory is explained",
+          "[gpu][pool][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource vmm;
+  std::size_t const g = vmm.granularity();
+  pool_memory_resource pool{vmm, 0, 4 * g};
+  rmm::cuda_stream stream;
+  void* a = pool.allocate(stream, 3 * g, 256);
+  try {
+    static_cast<void>(pool.allocate(stream, 2 * g, 256));
+    FAIL("no out_of_memory");
+  } catch (rmm::out_of_memory const& e) {
+    std::string const what = e.what();
+    CHECK_THAT(what, Contains("cannot allocate " + std::to_string(2 * g) + " bytes"));
+    CHECK_THAT(what, Contains("pool size " + std::to_string(3 * g)));
+    CHECK_THAT(what, Contains("maximum " + std::to_string(4 * g)));
+    CHECK_THAT(what, Contains("would exceed the maximum"));
+  }
+  CHECK(vmm.mapped_bytes() == 3 * g);
+  void* b = pool.allocate(stream, g, 256);  // exactly up to the cap
+  CHECK(vmm.mapped_bytes() == 4 * g);
+  pool.deallocate(stream, a, 3 * g, 256);
+  pool.deallocate(stream, b, g, 256);
+}
+
+TEST_CASE("expandable pool: release() unmaps the free tail; the device's free memory rises",
+          "[gpu][pool][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource vmm;
+  std::size_t const g = vmm.granularity();
+  pool_memory_resource pool{vmm, 0};
+  rmm::cuda_stream stream;
+  void* low  = pool.allocate(stream, MiB, 256);
+  void* high = pool.allocate(stream, 512 * MiB, 256);
+  rmm::test::fill_pattern(low, MiB, 1, stream.value());
+  pool.deallocate(stream, high, 512 * MiB, 256);
+  CHECK(pool.pool_size() == rmm::align_up(513 * MiB, g));  // no threshold: nothing given back
+  stream.synchronize();
+  std::size_t const free_before = rmm::available_device_memory().first;
+  pool.release();
+  CHECK(pool.pool_size() == rmm::align_up(MiB, g));
+  CHECK(vmm.mapped_bytes() == rmm::align_up(MiB, g));
+  CHECK(rmm::available_device_memory().first >= free_before + 500 * MiB);
+  CHECK(rmm::test::count_pattern_mismatches(low, MiB, 1, stream.value()) == 0);
+  // It grows again after the trim.
+  void* again = pool.allocate(stream, 64 * MiB, 256);
+  rmm::test::fill_pattern(again, 64 * MiB, 2, stream.value());
+  CHECK(rmm::test::count_pattern_mismatches(again, 64 * MiB, 2, stream.value()) == 0);
+  pool.deallocate(stream, again, 64 * MiB, 256);
+  pool.deallocate(stream, low, MiB, 256);
+  pool.release();  // all free: the range itself goes back
+  CHECK(pool.pool_size() == 0);
+  CHECK(vmm.mapped_bytes() == 0);
+  CHECK(vmm.reserved_bytes() == 0);
+}
+
+TEST_CASE("expandable pool: the release threshold trims behind the freeing stream's work",
+          "[gpu][pool][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource vmm;
+  std::size_t const g = vmm.granularity();
+  pool_memory_resource pool{vmm, 0};
+  CHECK(pool.release_threshold() == std::numeric_limits<std::size_t>::max());
+  pool.set_release_threshold(64 * MiB);
+  CHECK(pool.release_threshold() == 64 * MiB);
+  rmm::cuda_stream stream;
+  void* low  = pool.allocate(stream, MiB, 256);
+  void* high = pool.allocate(stream, 256 * MiB, 256);
+  // Still running when freed: the unmap must wait for it (compute-sanitizer would report a
+  // fault otherwise).
+  rmm::test::fill_pattern_after_delay(high, 256 * MiB, 3, 100'000'000, stream.value());
+  pool.deallocate(stream, high, 256 * MiB, 256);
+  // At most the threshold stays free (whole granules): the pool shrank at once...
+  CHECK(pool.pool_size() <= rmm::align_up(MiB, g) + 64 * MiB);
+  CHECK(pool.pool_size() >= 64 * MiB);
+  // ...but the memory is unmapped only after the kernel.
+  CHECK(vmm.mapped_bytes() >= 256 * MiB);
+  stream.synchronize();
+  CHECK(cudaGetLastError() == cudaSuccess);
+  CHECK(vmm.mapped_bytes() == pool.pool_size());
+  pool.deallocate(stream, low, MiB, 256);
+}
+
+TEST_CASE("expandable pool: a full reservation falls back to a new range", "[gpu][pool][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource vmm{rmm::get_current_cuda_device(), 16 * MiB};
+  pool_memory_resource pool{vmm, 0};
+  rmm::cuda_stream stream;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 10; ++i) {  // 40 MiB in all: three ranges of at most 16 MiB
+    blocks.push_back(pool.allocate(stream, 4 * MiB, 256));
+    rmm::test::fill_pattern(blocks.back(), 4 * MiB, static_cast<std::uint32_t>(i), stream.value());
+  }
+  CHECK(pool.pool_size() == 40 * MiB);
+  CHECK(vmm.statistics().allocations == 3);
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    mismatches += rmm::test::count_pattern_mismatches(
+        blocks[i], 4 * MiB, static_cast<std::uint32_t>(i), stream.value());
+  }
+  CHECK(mismatches == 0);
+  for (void* p : blocks) {
+    pool.deallocate(stream, p, 4 * MiB, 256);
+  }
+}
