@@ -47,9 +47,19 @@
 #define RMM_BENCH_HAVE_BINNING 0
 #endif
 #endif
+#ifndef RMM_BENCH_HAVE_VMM  // the expandable pool: a pool over virtual_memory_resource
+#if __has_include(<rmm/mr/virtual_memory_resource.hpp>) && RMM_BENCH_HAVE_POOL
+#define RMM_BENCH_HAVE_VMM 1
+#else
+#define RMM_BENCH_HAVE_VMM 0
+#endif
+#endif
 
 #if RMM_BENCH_HAVE_POOL
 #include <rmm/mr/pool_memory_resource.hpp>
+#endif
+#if RMM_BENCH_HAVE_VMM
+#include <rmm/mr/virtual_memory_resource.hpp>
 #endif
 #if RMM_BENCH_HAVE_ARENA
 #include <rmm/mr/arena_memory_resource.hpp>

@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -107,6 +109,65 @@ outcome replay(std::vector<event> const& events,
   return out;
 }
 
+// The expandable pool as pool_memory_resource does it over a virtual_memory_resource: one region
+// that a request the free list cannot meet extends in place by the granules still missing after
+// its free tail. With a cap (bisection), growth beyond it fails the replay. Returns nullopt when
+// the replay does not fit under @p cap.
+std::optional<outcome> replay_expandable(std::vector<event> const& events,
+                                         std::size_t cap,
+                                         int rounds = 1) {
+  rmm::mr::detail::tlsf_free_list list{pool_align};
+  std::unordered_map<std::string, std::pair<std::uintptr_t, std::size_t>> live;
+  std::uintptr_t const base = std::uintptr_t{1} << 40U;
+  std::optional<rmm::mr::detail::tlsf_free_list::region_id> region;
+  outcome out{0, 0, 0};
+  std::size_t live_bytes = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (auto const& [pointer, block] : live) {  // what the log never freed, as the benchmark does
+      list.deallocate(block.first, block.second);
+    }
+    live.clear();
+    live_bytes = 0;
+    for (auto const& e : events) {
+      if (!e.allocate) {
+        auto const it = live.find(e.pointer);
+        if (it != live.end()) {
+          list.deallocate(it->second.first, it->second.second);
+          live_bytes -= it->second.second;
+          live.erase(it);
+        }
+        continue;
+      }
+      std::size_t const size = align_up(std::max<std::size_t>(e.size, 1), pool_align);
+      auto ptr               = list.allocate(size);
+      if (!ptr) {
+        std::size_t have = 0;
+        if (region) {
+          if (auto const tail = list.trailing_free_block(*region)) {
+            have = tail->first;
+          }
+        }
+        std::size_t const by = align_up(size - std::min(size, have), granule);
+        if (out.reserved + by > cap) {
+          return std::nullopt;
+        }
+        if (region) {
+          list.extend_region(*region, by);
+        } else {
+          region = list.insert_region(base, by);
+        }
+        out.reserved += by;
+        ++out.growths;
+        ptr = list.allocate(size);
+      }
+      live[e.pointer] = {*ptr, size};
+      live_bytes += size;
+      out.peak_live = std::max(out.peak_live, live_bytes);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,5 +210,30 @@ int main(int argc, char** argv) {
                 static_cast<double>(r.peak_live) / static_cast<double>(r.reserved),
                 r.growths);
   }
+  auto const grown = replay_expandable(events, std::numeric_limits<std::size_t>::max());
+  std::printf(
+      "| expandable pool: extend in place by the missing granules | %zu | %zu | %.3f | %zu |\n",
+      grown->reserved / MiB,
+      grown->peak_live / MiB,
+      static_cast<double>(grown->peak_live) / static_cast<double>(grown->reserved),
+      grown->growths);
+  auto const repeated = replay_expandable(events, std::numeric_limits<std::size_t>::max(), 6);
+  std::printf(
+      "| expandable pool, the log replayed 6 times (as the benchmark does) | %zu | %zu | "
+      "%.3f | %zu |\n",
+      repeated->reserved / MiB,
+      repeated->peak_live / MiB,
+      static_cast<double>(repeated->peak_live) / static_cast<double>(repeated->reserved),
+      repeated->growths);
+  // Bisection: the smallest cap (in granules) under which the expandable pool replays the log.
+  std::size_t lo = align_up(grown->peak_live, granule) - granule;  // too small
+  std::size_t hi = grown->reserved;                                // fits
+  while (hi - lo > granule) {
+    std::size_t const mid                      = lo + (hi - lo) / granule / 2 * granule;
+    (replay_expandable(events, mid) ? hi : lo) = mid;
+  }
+  std::printf("\nexpandable pool, bisection: smallest cap %zu MiB, efficiency %.3f\n",
+              hi / MiB,
+              static_cast<double>(grown->peak_live) / static_cast<double>(hi));
   return 0;
 }

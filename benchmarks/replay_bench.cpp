@@ -310,6 +310,28 @@ struct has_pool_peak<Resource,
 
 void no_capacity(std::size_t) {}
 
+#if RMM_BENCH_HAVE_VMM
+/// @brief The expandable pool with its default arguments: pool_memory_resource over a
+/// virtual_memory_resource. The wrapper keeps the virtual memory resource to report the most
+/// memory it mapped (what the growing configuration took) as peak_reserved_bytes().
+class expandable_pool {
+ public:
+  explicit expandable_pool(std::optional<std::size_t> maximum = std::nullopt)
+      : pool_{vmm_, 0, maximum} {}
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    return pool_.allocate(stream, bytes, alignment);
+  }
+  void deallocate(cuda::stream_ref stream, void* p, std::size_t bytes, std::size_t alignment) {
+    pool_.deallocate(stream, p, bytes, alignment);
+  }
+  [[nodiscard]] std::size_t peak_reserved_bytes() const { return vmm_.statistics().peak_mapped; }
+
+ private:
+  rmm::mr::virtual_memory_resource vmm_;
+  rmm::mr::pool_memory_resource pool_;
+};
+#endif
+
 template <class Resource, class Make, class MakeCapped>
 void bm_replay(benchmark::State& state,
                std::string const& key,
@@ -423,6 +445,15 @@ void register_all() {
         [](std::size_t capacity) {
           return std::make_shared<rmm::mr::pool_memory_resource>(
               upstream_type{capacity}, capacity, std::optional<std::size_t>{capacity});
+        });
+#endif
+#if RMM_BENCH_HAVE_VMM
+    // Bisection caps the mapped memory with maximum_pool_size.
+    add<expandable_pool>(
+        "expandable_pool",
+        [](upstream_type const&) { return std::make_shared<expandable_pool>(); },
+        [](std::size_t capacity) {
+          return std::make_shared<expandable_pool>(std::optional<std::size_t>{capacity});
         });
 #endif
 #if RMM_BENCH_HAVE_ARENA

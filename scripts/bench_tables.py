@@ -8,7 +8,7 @@ Several DIRs (a run split over device calls with RMM_BENCH_PARTS) are read toget
 hold the same benchmark, the later DIR wins.
 
 DIR is what scripts/run_benchmarks.sh wrote ($OUT): the JSON files of rmm_random_allocations_bench,
-rmm_multithread_bench, rmm_replay_bench and rmm_pinned_bench (--benchmark_out_format=json, with or without
+rmm_multithread_bench, rmm_replay_bench, rmm_pinned_bench and rmm_realloc_bench (--benchmark_out_format=json, with or without
 --benchmark_report_aggregates_only) and peers.txt, the output of the ../shared/bench scripts.
 For each benchmark the median over repetitions is used (the "median" aggregate if present, else
 the median of the repetitions). Benchmark names are family/resource/key:value/..., e.g.
@@ -273,7 +273,8 @@ def replay_table(results, peers):
         return None
     rows = []
     logs = {res: (words[0] if words else "") for _, res, _, words in keys}
-    for res in present(results, "replay", OURS + ["cuda_async_mr", "cuda_async", "null", "null_map"]):
+    for res in present(results, "replay",
+                       OURS + ["expandable_pool", "cuda_async_mr", "cuda_async", "null", "null_map"]):
         row = results.find("replay", res)
         text, _ = cell(row, "ns_per_event")
         c = row["counters"] if row and not row["error"] else {}
@@ -316,6 +317,32 @@ def pinned_table(results):
             "is the raw calls.\n\n" + table(header, rows))
 
 
+def realloc_table(results):
+    keys = results.keys("realloc")
+    steps = sorted({int(p["step_MiB"]) for _, _, p, _ in keys if "step_MiB" in p})
+    if not steps:
+        return None
+    kinds = ["in_place", "move", "raw_copy"]
+    header = (["step MiB"] + [f"{k} ms" for k in kinds] + ["in_place µs/step"] +
+              ["move ÷ in_place", "raw_copy ÷ in_place"])
+    rows = []
+    for step in steps:
+        line, values = [str(step)], {}
+        for k in kinds:
+            text, v = cell(results.find("realloc", k, step_MiB=step), "ms_per_growth")
+            values[k] = v
+            line.append(text)
+        line.append(cell(results.find("realloc", "in_place", step_MiB=step), "us_per_step")[0])
+        line += [ratio(values.get("move"), values.get("in_place")),
+                 ratio(values.get("raw_copy"), values.get("in_place"))]
+        rows.append(line)
+    return ("### Growing one allocation to 1 GiB through reallocate (ms per growth, median)\n\n"
+            "`rmm_realloc_bench`: `gpu_allocator_adaptor::reallocate` with the resizable flag, over "
+            "`virtual_memory_resource` (in_place: maps granules after the end) and over "
+            "`cuda_memory_resource` (move: allocate, copy, free); raw_copy is cudaMalloc, "
+            "cudaMemcpy and cudaFree without the adaptor.\n\n" + table(header, rows))
+
+
 def tables(folders):
     results = Results()
     files = [f for folder in folders for f in sorted(glob.glob(os.path.join(folder, "*.json")))]
@@ -330,7 +357,7 @@ def tables(folders):
     if peers["notes"]:
         parts.append("\n".join(f"- {n}" for n in peers["notes"]))
     for t in (random_table(results, peers), mt_table(results, peers), replay_table(results, peers),
-              pinned_table(results)):
+              pinned_table(results), realloc_table(results)):
         if t:
             parts.append(t)
     errors = sorted((r, row["error"]) for r, row in results.rows.items() if row["error"])

@@ -6,9 +6,10 @@
 #   there: bash .gpu/run_benchmarks.sh "$OUT"       # alone (device tool: carry=[".gpu"])
 #          bash scripts/gpu_suite.sh run            # or after the GPU test suite
 #
-# Writes to OUT (default /tmp/rmm-bench-out), seven files (the device tool returns at most eight):
+# Writes to OUT (default /tmp/rmm-bench-out), eight files (the device tool returns at most eight):
 #   rmm_random_allocations_bench.json  rmm_multithread_bench.json  rmm_replay_bench.json
 #   rmm_pinned_bench.json  (pinned host memory; not in tables.md)
+#   rmm_realloc_bench.json (growing one allocation through reallocate: in place vs copying)
 #   peers.txt     output of ../shared/bench: random_alloc_raw.cu (cudaMalloc, cudaMallocAsync),
 #                 torch_random_alloc.py, torch_mt_alloc.py, torch_replay.py
 #   tables.md     the markdown tables (scripts/bench_tables.py)
@@ -207,6 +208,7 @@ random_bin=rmm_random_allocations_bench
 mt_bin=rmm_multithread_bench
 replay_bin=rmm_replay_bench
 pinned_bin=rmm_pinned_bench
+realloc_bin=rmm_realloc_bench
 # One process per resource (per n for the baselines), so that a timeout loses one group only.
 if want ours; then
   if [ -x "$bin/$random_bin" ]; then
@@ -225,6 +227,9 @@ if want ours; then
     for g in $(groups $replay_bin); do
       gbench $replay_bin "${g//\//_}" "^$g" 90
     done
+  fi
+  if [ -x "$bin/$realloc_bin" ]; then  # growing one allocation: in place vs allocate-copy-free
+    gbench $realloc_bin realloc "^realloc/" 120
   fi
   if [ -x "$bin/$pinned_bin" ]; then  # pinned host memory: pool vs cudaMallocHost / cudaHostAlloc
     for g in $(groups $pinned_bin); do
@@ -286,7 +291,8 @@ if want slow; then
 fi
 
 # --- 6. collect -----------------------------------------------------------------------------------
-for name in rmm_random_allocations_bench rmm_multithread_bench rmm_replay_bench rmm_pinned_bench; do
+for name in rmm_random_allocations_bench rmm_multithread_bench rmm_replay_bench rmm_pinned_bench \
+  rmm_realloc_bench; do
   files=("$work/json/$name".*.json)
   [ -e "${files[0]}" ] || continue
   python3 "$tables_py" merge "$out/$name.json" "${files[@]}" 2>>"$log"
