@@ -13,6 +13,14 @@
  * the tag it is freed with and merges only with free neighbours of that tag in its region, and
  * retag(from, to) relabels every free block of `from` and merges the neighbours that now share
  * a tag. Every per-tag query is compared with the model after each operation.
+ *
+ * Growing and trimming a region in place (a pool over a growable virtual range): extend_region
+ * appends memory of a tag to a region (its free last block of that tag absorbs it, otherwise it
+ * becomes a new free block), and shrink_region cuts the end of a free last block. The sizes come
+ * from the input, valid or not: the model decides which calls must be refused (zero or unaligned
+ * sizes, overlap with the next region, a cut that is not inside a free last block), and a refused
+ * call must leave the list, and its set of tags, unchanged. region_base, region_size and
+ * trailing_free_block are compared with the model after each operation.
  */
 #include "fuzz_input.hpp"
 
@@ -151,6 +159,58 @@ class model {
     }
   }
 
+  /// The last block of region id (the one ending at the region's end).
+  [[nodiscard]] std::map<std::uintptr_t, blk>::const_iterator last_of(std::size_t id) const {
+    auto const& r = regions.at(id);
+    return std::prev(blocks.lower_bound(r.first + r.second));
+  }
+
+  /// Size and tag of region id's last block if it is free.
+  [[nodiscard]] std::optional<std::pair<std::size_t, tag_t>> trailing(std::size_t id) const {
+    auto const last = last_of(id);
+    if (!last->second.free) {
+      return std::nullopt;
+    }
+    return std::pair<std::size_t, tag_t>{last->second.size, last->second.tag};
+  }
+
+  /// Base of the next region in address order after region id, if any.
+  [[nodiscard]] std::optional<std::uintptr_t> next_base(std::size_t id) const {
+    std::uintptr_t const base = regions.at(id).first;
+    std::optional<std::uintptr_t> next;
+    for (auto const& [other, r] : regions) {
+      if (r.first > base && (!next || r.first < *next)) {
+        next = r.first;
+      }
+    }
+    return next;
+  }
+
+  /// The free last block absorbs the growth if it has the tag; otherwise a new free block.
+  void extend_region(std::size_t id, std::size_t bytes, tag_t tag) {
+    auto& r         = regions.at(id);
+    auto const last = blocks.find(last_of(id)->first);
+    if (last->second.free && last->second.tag == tag) {
+      last->second.size += bytes;
+    } else {
+      blocks[r.first + r.second] = {bytes, true, id, tag};
+    }
+    r.second += bytes;
+  }
+
+  /// The (free) last block is removed when the cut is at its start, shortened otherwise.
+  void shrink_region(std::size_t id, std::size_t new_size) {
+    auto& r                  = regions.at(id);
+    auto const last          = blocks.find(last_of(id)->first);
+    std::uintptr_t const cut = r.first + new_size;
+    if (last->first == cut) {
+      blocks.erase(last);
+    } else {
+      last->second.size = cut - last->first;
+    }
+    r.second = new_size;
+  }
+
   /// No allocated block in the region; its free space may still be split between tags.
   [[nodiscard]] bool fully_free(std::size_t id) const {
     auto const& [base, size] = regions.at(id);
@@ -198,7 +258,7 @@ class driver {
   explicit driver(std::size_t g) : g_{g}, list_{g} {}
 
   void step(reader& in) {
-    switch (in.byte() % 9U) {
+    switch (in.byte() % 11U) {
       case 0:
         insert_region(in);
         break;
@@ -218,6 +278,12 @@ class driver {
         break;
       case 7:
         take_free_regions();
+        break;
+      case 8:
+        extend_region(in);
+        break;
+      case 9:
+        shrink_region(in);
         break;
       default:
         query();
@@ -305,10 +371,11 @@ class driver {
     model_.retag(from, to);
   }
 
-  // A rejected deallocate leaves the list unchanged (check() compares the rest with the model),
-  // including the set of tags: a bad call with a new tag must not create its index.
+  // A rejected call (deallocate, extend_region) leaves the list unchanged (check() compares the
+  // rest with the model), including the set of tags: a bad call with a new tag must not create
+  // its index.
   template <typename F>
-  void expect_invalid_deallocate(F&& f) {
+  void expect_invalid_keeps_tags(F&& f) {
     std::size_t const tags = list_.num_tags();
     expect_invalid(std::forward<F>(f));
     FUZZ_CHECK(list_.num_tags() == tags);
@@ -321,29 +388,101 @@ class driver {
     tags_.passed(tag);
     if (kind == 0 && !live_.empty()) {
       live const l = live_[v % live_.size()];
-      expect_invalid_deallocate([&] { list_.deallocate(l.ptr, l.size + g_, tag); });
+      expect_invalid_keeps_tags([&] { list_.deallocate(l.ptr, l.size + g_, tag); });
     } else if (kind == 1 && !freed_.empty()) {
       live const l = freed_[v % freed_.size()];
       auto it      = model_.blocks.find(l.ptr);
       if (it != model_.blocks.end() && !it->second.free) {
         return;
       }  // reallocated since
-      expect_invalid_deallocate([&] { list_.deallocate(l.ptr, l.size, tag); });
+      expect_invalid_keeps_tags([&] { list_.deallocate(l.ptr, l.size, tag); });
     } else if (kind == 2 && !live_.empty()) {
       live const l = live_[v % live_.size()];
       if (l.size == g_) {
         return;
       }
-      expect_invalid_deallocate([&] { list_.deallocate(l.ptr + g_, l.size - g_, tag); });
+      expect_invalid_keeps_tags([&] { list_.deallocate(l.ptr + g_, l.size - g_, tag); });
     } else if (kind == 3) {
-      expect_invalid_deallocate([&] { list_.deallocate(next_ + g_ * (1 + v), g_, tag); });
+      expect_invalid_keeps_tags([&] { list_.deallocate(next_ + g_ * (1 + v), g_, tag); });
       expect_invalid([&] { static_cast<void>(list_.allocate(v % g_, tag)); });  // 0 or unaligned
       // An id that names no current region (never issued, or taken back and not reused).
       std::size_t const id = v % (model_.regions.size() + 2);
       if (model_.regions.count(id) == 0) {
         expect_invalid([&] { static_cast<void>(list_.region_fully_free(id)); });
+        expect_invalid([&] { static_cast<void>(list_.region_base(id)); });
+        expect_invalid([&] { static_cast<void>(list_.region_size(id)); });
+        expect_invalid([&] { static_cast<void>(list_.trailing_free_block(id)); });
+        expect_invalid_keeps_tags([&] { list_.extend_region(id, g_, tag); });
+        expect_invalid([&] { list_.shrink_region(id, g_); });
       }
     }
+  }
+
+  std::size_t pick_region(reader& in) {
+    auto const n = static_cast<std::ptrdiff_t>(in.u16() % model_.regions.size());
+    return std::next(model_.regions.begin(), n)->first;
+  }
+
+  // Any size the input gives, zero and unaligned included; the model says whether it must fit.
+  void extend_region(reader& in) {
+    if (model_.regions.empty()) {
+      return;
+    }
+    std::size_t const id    = pick_region(in);
+    std::uint8_t const mode = in.byte();
+    std::size_t bytes       = g_ * (in.u16() >> (mode % 14U));
+    if ((mode & 0x80U) != 0) {
+      bytes += g_ / 2;  // unaligned unless g_ == 1
+    }
+    tag_t const tag          = read_tag(in);
+    auto const [base, size]  = model_.regions.at(id);
+    std::uintptr_t const end = base + size;
+    auto const next          = model_.next_base(id);
+    tags_.passed(tag);
+    if (bytes == 0 || bytes % g_ != 0 || (next && *next < end + bytes)) {
+      expect_invalid_keeps_tags([&] { list_.extend_region(id, bytes, tag); });
+      return;
+    }
+    list_.extend_region(id, bytes, tag);
+    tags_.used(tag);
+    model_.extend_region(id, bytes, tag);
+    next_ = std::max(next_, end + bytes);
+  }
+
+  // Cuts at the start of the last block, inside it, or anywhere (valid or not).
+  void shrink_region(reader& in) {
+    if (model_.regions.empty()) {
+      return;
+    }
+    std::size_t const id     = pick_region(in);
+    std::uint8_t const mode  = in.byte();
+    std::size_t const v      = in.u16();
+    auto const [base, size]  = model_.regions.at(id);
+    auto const last          = model_.last_of(id);
+    std::size_t const offset = last->first - base;  // where the last block starts
+    std::size_t new_size     = 0;
+    switch (mode % 4U) {
+      case 0:
+        new_size = offset;
+        break;
+      case 1:
+        new_size = offset + g_ * (v % (last->second.size / g_));
+        break;
+      case 2:
+        new_size = g_ * (v % (size / g_ + 2));
+        break;
+      default:
+        new_size = v % (size + 1);
+        break;
+    }
+    bool const valid = new_size != 0 && new_size < size && new_size % g_ == 0 &&
+                       last->second.free && new_size >= offset;
+    if (!valid) {
+      expect_invalid([&] { list_.shrink_region(id, new_size); });
+      return;
+    }
+    list_.shrink_region(id, new_size);
+    model_.shrink_region(id, new_size);
   }
 
   // Only regions that are one free block go: a fully free region split between tags stays until
@@ -401,6 +540,11 @@ class driver {
     FUZZ_CHECK(list_.total_bytes() == free_bytes + used);
     FUZZ_CHECK(list_.num_free_blocks() == free_blocks);
     FUZZ_CHECK(list_.num_regions() == model_.regions.size());
+    for (auto const& [id, r] : model_.regions) {
+      FUZZ_CHECK(list_.region_base(id) == r.first);
+      FUZZ_CHECK(list_.region_size(id) == r.second);
+      FUZZ_CHECK(list_.trailing_free_block(id) == model_.trailing(id));
+    }
     auto const stats = model_.per_tag();
     for (tag_t t = 0; t < fuzz_tags; ++t) {
       FUZZ_CHECK(list_.free_bytes(t) == stats.at(t).bytes);

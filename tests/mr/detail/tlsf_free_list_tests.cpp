@@ -1,379 +1,34 @@
 /**
  * @file tlsf_free_list_tests.cpp
- * @brief Tests of rmm::mr::detail::tlsf_free_list: edge cases, misuse errors, and randomised
- * operation sequences checked step by step against a naive reference model.
+ * @brief Tests of rmm::mr::detail::tlsf_free_list: edge cases, misuse errors, and growing and
+ * trimming a region in place. The randomised comparison with a reference model is in
+ * tlsf_free_list_model_tests.cpp.
  */
 #include "free_list_test_helpers.hpp"
+#include "tlsf_free_list_test_helpers.hpp"
 
 #include <rmm/mr/detail/tlsf_free_list.hpp>
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <limits>
-#include <map>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace {
 
-using rmm::mr::detail::tlsf_free_list;
-using range = std::pair<std::uintptr_t, std::size_t>;
-
-constexpr std::size_t MAX = std::numeric_limits<std::size_t>::max();
-
+using namespace rmm::test::tlsf;  // NOLINT(google-build-using-namespace)
 using rmm::test::hex;
 using rmm::test::require_invalid_argument;
 
-// A block as seen from outside: (base, size, free, tag of a free block).
-using block_view = std::tuple<std::uintptr_t, std::size_t, bool, tlsf_free_list::tag_t>;
-using tag_t      = tlsf_free_list::tag_t;
+constexpr std::size_t MAX = std::numeric_limits<std::size_t>::max();
 
-std::vector<block_view> blocks_of(tlsf_free_list const& list) {
-  std::vector<block_view> out;
-  list.for_each_block([&out](std::uintptr_t b, std::size_t s, bool f, std::size_t, tag_t t) {
-    out.emplace_back(b, s, f, f ? t : 0);
-  });
-  return out;
-}
-
-// Naive model: every block in an ordered map, linear scans for fits, neighbour merging by map
-// iteration. Slow but obviously right.
-class reference_model {
- public:
-  void insert_region(std::size_t id, std::uintptr_t base, std::size_t size) {
-    regions_[id]  = {base, size};
-    blocks_[base] = {size, true, id, 0};
-  }
-
-  [[nodiscard]] bool has_fit(std::size_t size, tag_t tag) const { return largest(tag) >= size; }
-
-  [[nodiscard]] std::size_t largest(std::optional<tag_t> tag = std::nullopt) const {
-    std::size_t best = 0;
-    for (auto const& [base, b] : blocks_) {
-      if (b.free && (!tag || b.tag == *tag) && b.size > best) {
-        best = b.size;
-      }
-    }
-    return best;
-  }
-
-  [[nodiscard]] std::size_t free_bytes(tag_t tag) const {
-    std::size_t n = 0;
-    for (auto const& [base, b] : blocks_) {
-      n += b.free && b.tag == tag ? b.size : 0;
-    }
-    return n;
-  }
-
-  // Applies an allocation the structure made at ptr; false if ptr was not a fitting free block
-  // of the tag.
-  bool allocate_at(std::uintptr_t ptr, std::size_t size, tag_t tag) {
-    auto it = blocks_.find(ptr);
-    if (it == blocks_.end() || !it->second.free || it->second.size < size ||
-        it->second.tag != tag) {
-      return false;
-    }
-    blk const old = it->second;
-    it->second    = {size, false, old.region, 0};
-    if (old.size > size) {
-      blocks_[ptr + size] = {old.size - size, true, old.region, tag};
-    }
-    return true;
-  }
-
-  void retag(tag_t from, tag_t to) {
-    for (auto& [base, b] : blocks_) {
-      if (b.free && b.tag == from) {
-        b.tag = to;
-      }
-    }
-    for (auto it = blocks_.begin(); it != blocks_.end();) {
-      auto const next = std::next(it);
-      if (next != blocks_.end() && mergeable(*it, *next)) {
-        it->second.size += next->second.size;
-        blocks_.erase(next);
-      } else {
-        it = next;
-      }
-    }
-  }
-
-  void deallocate(std::uintptr_t ptr, tag_t tag) {
-    auto it         = blocks_.find(ptr);
-    it->second.free = true;
-    it->second.tag  = tag;
-    auto const next = std::next(it);
-    if (next != blocks_.end() && mergeable(*it, *next)) {
-      it->second.size += next->second.size;
-      blocks_.erase(next);
-    }
-    if (it != blocks_.begin()) {
-      auto const prev = std::prev(it);
-      if (mergeable(*prev, *it)) {
-        prev->second.size += it->second.size;
-        blocks_.erase(it);
-      }
-    }
-  }
-
-  [[nodiscard]] bool is_allocated_block(std::uintptr_t ptr) const {
-    auto const it = blocks_.find(ptr);
-    return it != blocks_.end() && !it->second.free;
-  }
-
-  [[nodiscard]] bool region_fully_free(std::size_t id) const {
-    auto const& [base, size] = regions_.at(id);
-    for (auto it = blocks_.find(base); it != blocks_.end() && it->first < base + size; ++it) {
-      if (!it->second.free) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  [[nodiscard]] bool region_single_free_block(std::size_t id) const {
-    auto const& [base, size] = regions_.at(id);
-    auto const& b            = blocks_.at(base);
-    return b.free && b.size == size;
-  }
-
-  std::vector<range> take_free_regions() {
-    std::vector<range> out;
-    for (auto it = regions_.begin(); it != regions_.end();) {
-      if (region_single_free_block(it->first)) {
-        out.push_back(it->second);
-        blocks_.erase(it->second.first);
-        it = regions_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
-  [[nodiscard]] std::vector<block_view> blocks() const {
-    std::vector<block_view> out;
-    for (auto const& [base, b] : blocks_) {
-      out.emplace_back(base, b.size, b.free, b.free ? b.tag : 0);
-    }
-    return out;
-  }
-
-  [[nodiscard]] std::vector<range> free_blocks() const {
-    std::vector<range> out;
-    for (auto const& [base, b] : blocks_) {
-      if (b.free) {
-        out.emplace_back(base, b.size);
-      }
-    }
-    return out;
-  }
-
-  [[nodiscard]] std::size_t bytes(bool free) const {
-    std::size_t n = 0;
-    for (auto const& [base, b] : blocks_) {
-      n += b.free == free ? b.size : 0;
-    }
-    return n;
-  }
-
-  [[nodiscard]] std::map<std::size_t, range> const& regions() const { return regions_; }
-
- private:
-  struct blk {
-    std::size_t size;
-    bool free;
-    std::size_t region;
-    tag_t tag;
-  };
-
-  template <typename P>
-  static bool mergeable(P const& lo, P const& hi) {
-    return lo.second.free && hi.second.free && lo.second.region == hi.second.region &&
-           lo.second.tag == hi.second.tag && lo.first + lo.second.size == hi.first;
-  }
-
-  std::map<std::uintptr_t, blk> blocks_;
-  std::map<std::size_t, range> regions_;
-};
-
-void check_agrees(tlsf_free_list const& list, reference_model const& model) {
-  REQUIRE_NOTHROW(list.validate());
-  REQUIRE(blocks_of(list) == model.blocks());
-  REQUIRE(list.free_bytes() == model.bytes(true));
-  REQUIRE(list.allocated_bytes() == model.bytes(false));
-  REQUIRE(list.total_bytes() == list.free_bytes() + list.allocated_bytes());
-  REQUIRE(list.largest_free_block() == model.largest());
-  for (tag_t t = 0; t < 4; ++t) {
-    REQUIRE(list.largest_free_block(t) == model.largest(t));
-    REQUIRE(list.free_bytes(t) == model.free_bytes(t));
-  }
-  REQUIRE(list.num_free_blocks() == model.free_blocks().size());
-  REQUIRE(list.num_regions() == model.regions().size());
-}
-
-// Calls f, which must throw std::invalid_argument whose message contains every fragment.
-// Drives the list and the model with one random operation sequence.
-class random_run {
- public:
-  random_run(std::size_t granularity, std::uint64_t seed, tag_t num_tags = 1)
-      : list_{granularity}, g_{granularity}, rng_{seed}, num_tags_{num_tags} {}
-
-  void run(int steps) {
-    for (int i = 0; i < steps; ++i) {
-      step();
-      check_agrees(list_, model_);
-    }
-  }
-
- private:
-  struct live {
-    std::uintptr_t ptr;
-    std::size_t size;
-  };
-
-  std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
-
-  void step() {
-    std::size_t const dice = pick(100);
-    if (model_.regions().empty() || dice < 3) {
-      insert_region();
-    } else if (dice < 50) {
-      allocate(choose_size());
-    } else if (dice < 90) {
-      deallocate_some();
-    } else if (dice < 93) {
-      retag();
-    } else if (dice < 96) {
-      misuse();
-    } else if (dice < 98) {
-      query_regions();
-    } else {
-      take_free_regions();
-    }
-  }
-
-  void insert_region() {
-    std::size_t const units = pick(4) == 0 ? 1 + pick(1U << 16U) : 1 + pick(2048);
-    std::size_t const size  = units * g_;
-    // Half the regions start right where the previous one ended: they must still never merge.
-    next_base_ += pick(2) == 0 ? 0 : g_ * (1 + pick(64));
-    std::size_t const id = list_.insert_region(next_base_, size);
-    model_.insert_region(id, next_base_, size);
-    next_base_ += size;
-  }
-
-  std::size_t choose_size() {
-    auto const free_blocks = model_.free_blocks();
-    std::size_t const kind = pick(10);
-    if (kind < 4 || free_blocks.empty()) {
-      return g_ * (1 + pick(40));
-    }
-    if (kind < 7) {
-      return g_ * (1 + pick(3000));
-    }
-    // Sizes near an existing free block: exercises the request's own class and exact fits.
-    std::size_t const s = free_blocks[pick(free_blocks.size())].second;
-    std::size_t const d = g_ * pick(3);
-    if (kind == 9) {
-      return s + d + g_;
-    }
-    return s > d ? s - d : s;
-  }
-
-  tag_t pick_tag() { return static_cast<tag_t>(pick(num_tags_)); }
-
-  void retag() {
-    tag_t const from           = pick_tag();
-    tag_t const to             = pick_tag();
-    std::size_t const expected = from == to ? 0 : model_.free_bytes(from);
-    REQUIRE(list_.retag(from, to) == expected);
-    model_.retag(from, to);
-  }
-
-  void allocate(std::size_t size) {
-    tag_t const tag  = pick_tag();
-    bool const fits  = model_.has_fit(size, tag);
-    bool const claim = list_.largest_free_block(tag) >= size;
-    REQUIRE(claim == fits);
-    auto const ptr = list_.allocate(size, tag);
-    REQUIRE(ptr.has_value() == fits);
-    if (!ptr) {
-      return;
-    }
-    INFO("allocate(" << size << ", tag " << tag << ") returned " << hex(*ptr));
-    REQUIRE(model_.allocate_at(*ptr, size, tag));
-    REQUIRE(*ptr % g_ == 0);
-    live_.push_back({*ptr, size});
-  }
-
-  void deallocate_some() {
-    if (live_.empty()) {
-      return;
-    }
-    std::size_t const i = pick(live_.size());
-    live const l        = live_[i];
-    live_[i]            = live_.back();
-    live_.pop_back();
-    tag_t const tag = pick_tag();
-    list_.deallocate(l.ptr, l.size, tag);
-    model_.deallocate(l.ptr, tag);
-    freed_.push_back(l);
-    if (freed_.size() > 16) {
-      freed_.erase(freed_.begin());
-    }
-  }
-
-  void misuse() {
-    std::size_t const kind = pick(3);
-    if (kind == 0 && !live_.empty()) {  // wrong size
-      live const l        = live_[pick(live_.size())];
-      std::size_t const s = l.size + g_ * (1 + pick(4));
-      require_invalid_argument([&] { list_.deallocate(l.ptr, s); },
-                               {hex(l.ptr), std::to_string(s)});
-    } else if (kind == 1 && !freed_.empty()) {  // double free (unless reallocated since)
-      live const l = freed_[pick(freed_.size())];
-      if (model_.is_allocated_block(l.ptr)) {
-        return;
-      }
-      require_invalid_argument([&] { list_.deallocate(l.ptr, l.size); }, {hex(l.ptr)});
-    } else if (!live_.empty()) {  // interior or foreign pointer
-      live const l             = live_[pick(live_.size())];
-      std::uintptr_t const bad = l.size > g_ ? l.ptr + g_ : next_base_ + g_;
-      require_invalid_argument([&] { list_.deallocate(bad, g_); }, {hex(bad)});
-    }
-  }
-
-  void query_regions() {
-    for (auto const& [id, r] : model_.regions()) {
-      REQUIRE(list_.region_fully_free(id) == model_.region_fully_free(id));
-    }
-  }
-
-  void take_free_regions() {
-    auto const got = list_.take_free_regions();
-    REQUIRE(got == model_.take_free_regions());
-  }
-
-  tlsf_free_list list_;
-  reference_model model_;
-  std::size_t g_;
-  std::mt19937_64 rng_;
-  tag_t num_tags_;
-  std::vector<live> live_;
-  std::vector<live> freed_;
-  std::uintptr_t next_base_{0x7f0000000000ULL};
-};
+using trailing = std::optional<std::pair<std::size_t, tag_t>>;
 
 }  // namespace
 
@@ -575,15 +230,235 @@ TEST_CASE("tlsf_free_list releases exactly the fully free regions", "[detail]") 
   REQUIRE_NOTHROW(list.validate());
 }
 
-TEST_CASE("tlsf_free_list agrees with a reference model on random sequences", "[detail]") {
-  for (std::uint64_t seed : {1ULL, 2ULL, 3ULL, 0xdeadbeefULL}) {
-    SECTION("granularity 256, seed " + std::to_string(seed)) { random_run{256, seed}.run(5000); }
+TEST_CASE("tlsf_free_list extend_region grows a free last block of the same tag", "[detail]") {
+  tlsf_free_list list{256};
+  auto const id = list.insert_region(0x10000, 0x1000);
+  auto const a  = list.allocate(0x400);
+  REQUIRE(a == std::optional<std::uintptr_t>{0x10000});
+  REQUIRE(list.trailing_free_block(id) == trailing{{0xc00, 0}});
+
+  list.extend_region(id, 0x1000);
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(blocks_of(list) ==
+          std::vector<block_view>{{0x10000, 0x400, false, 0}, {0x10400, 0x1c00, true, 0}});
+  REQUIRE(list.region_base(id) == 0x10000);
+  REQUIRE(list.region_size(id) == 0x2000);
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x1c00, 0}});
+  REQUIRE(list.num_free_blocks() == 1);
+  REQUIRE(list.free_bytes() == 0x1c00);
+  REQUIRE(list.free_bytes(0) == 0x1c00);
+  REQUIRE(list.allocated_bytes() == 0x400);
+  REQUIRE(list.total_bytes() == 0x2000);
+  // The grown block moved to its new size class: it is found whole.
+  REQUIRE(list.largest_free_block() == 0x1c00);
+  REQUIRE(list.allocate(0x1c00) == std::optional<std::uintptr_t>{0x10400});
+  REQUIRE(list.trailing_free_block(id) == std::nullopt);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("tlsf_free_list extend_region appends a block after an allocated last block",
+          "[detail]") {
+  tlsf_free_list list{256};
+  auto const id = list.insert_region(0x10000, 0x1000);
+  REQUIRE(list.allocate(0x1000) == std::optional<std::uintptr_t>{0x10000});
+  REQUIRE(list.trailing_free_block(id) == std::nullopt);
+
+  list.extend_region(id, 0x800, 2);
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(blocks_of(list) ==
+          std::vector<block_view>{{0x10000, 0x1000, false, 0}, {0x11000, 0x800, true, 2}});
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x800, 2}});
+  REQUIRE(list.free_bytes(2) == 0x800);
+  REQUIRE(list.num_free_blocks(2) == 1);
+  REQUIRE(list.total_bytes() == 0x1800);
+  REQUIRE_FALSE(list.allocate(0x800, 0).has_value());  // tag 2's memory only
+  // Freeing the front with tag 2 merges with the new block, which was the last: the region is
+  // then one free block and goes back whole.
+  list.deallocate(0x10000, 0x1000, 2);
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x1800, 2}});
+  REQUIRE(list.take_free_regions() == std::vector<range>{{0x10000, 0x1800}});
+  REQUIRE(list.total_bytes() == 0);
+}
+
+TEST_CASE("tlsf_free_list extend_region does not merge with a free tail of another tag",
+          "[detail]") {
+  tlsf_free_list list{256};
+  auto const id = list.insert_region(0x10000, 0x1000, 1);
+  list.extend_region(id, 0x1000, 0);
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(blocks_of(list) ==
+          std::vector<block_view>{{0x10000, 0x1000, true, 1}, {0x11000, 0x1000, true, 0}});
+  REQUIRE(list.num_free_blocks() == 2);
+  REQUIRE(list.largest_free_block() == 0x1000);
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x1000, 0}});
+  REQUIRE(list.region_fully_free(id));
+  REQUIRE(list.take_free_regions().empty());  // fully free, but not one block
+  REQUIRE(list.retag(0, 1) == 0x1000);
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x2000, 1}});
+  // Extending again with the (now) tail's tag grows that block.
+  list.extend_region(id, 0x100, 1);
+  REQUIRE(blocks_of(list) == std::vector<block_view>{{0x10000, 0x2100, true, 1}});
+  REQUIRE(list.take_free_regions() == std::vector<range>{{0x10000, 0x2100}});
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("tlsf_free_list extend_region rejects bad requests and stays unchanged", "[detail]") {
+  tlsf_free_list list{256};
+  auto const low                = list.insert_region(0xf000, 0x1000);   // ends where `mid` starts
+  auto const mid                = list.insert_region(0x10000, 0x1000);  // 0x800 below `high`
+  auto const high               = list.insert_region(0x11800, 0x800);
+  std::uintptr_t const top_base = MAX - 0xfff;  // [top_base, +0x800) ends 0x800 below 2^64
+  auto const top                = list.insert_region(top_base, 0x800);
+  REQUIRE(list.allocate(0x100).has_value());
+  auto const before = blocks_of(list);
+  auto const total  = list.total_bytes();
+  auto const tags   = list.num_tags();
+
+  SECTION("unknown id") {
+    require_invalid_argument([&] { list.extend_region(99, 0x100); }, {"unknown region id 99"});
   }
-  SECTION("granularity 1") { random_run{1, 42}.run(5000); }
-  SECTION("granularity 4096") { random_run{4096, 7}.run(5000); }
-  SECTION("with tags (streams), granularity 256") {
-    for (std::uint64_t seed : {11U, 12U, 13U}) {
-      random_run{256, seed, 3}.run(5000);
+  SECTION("zero or unaligned size") {
+    require_invalid_argument([&] { list.extend_region(mid, 0, 5); },
+                             {"extend_region",
+                              "region " + std::to_string(mid),
+                              "0x10000",
+                              "by 0 bytes",
+                              "multiple of 256"});
+    require_invalid_argument([&] { list.extend_region(mid, 300, 5); },
+                             {"by 300 bytes", "multiple of 256"});
+  }
+  SECTION("wraps around the address space") {
+    require_invalid_argument([&] { list.extend_region(top, 0x800); },
+                             {hex(top_base), "by 2048 bytes", "wraps"});
+  }
+  SECTION("overlaps the next region") {
+    require_invalid_argument([&] { list.extend_region(low, 0x100); },
+                             {"region " + std::to_string(low), "overlaps", "0x10000"});
+    require_invalid_argument([&] { list.extend_region(mid, 0x900, 3); },
+                             {"by 2304 bytes", "overlaps", "0x11800"});
+  }
+  REQUIRE(blocks_of(list) == before);
+  REQUIRE(list.total_bytes() == total);
+  REQUIRE(list.num_tags() == tags);  // a rejected call creates no tag index
+  REQUIRE_NOTHROW(list.validate());
+  // Up to the next region, or to the top of the address space, is fine.
+  list.extend_region(mid, 0x800);
+  list.extend_region(top, 0x700);
+  list.extend_region(high, 0x1000);  // nothing above it but `top`
+  REQUIRE(list.region_size(mid) == 0x1800);
+  REQUIRE(list.region_size(top) == 0xf00);
+  REQUIRE(list.region_size(high) == 0x1800);
+  REQUIRE(list.total_bytes() == total + 0x1f00);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("tlsf_free_list shrink_region shortens or removes the free last block", "[detail]") {
+  tlsf_free_list list{256};
+  auto const id = list.insert_region(0x10000, 0x4000);
+  REQUIRE(list.allocate(0x1000) == std::optional<std::uintptr_t>{0x10000});
+
+  list.shrink_region(id, 0x2000);  // inside the free block [0x11000, +0x3000): shortened
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(blocks_of(list) ==
+          std::vector<block_view>{{0x10000, 0x1000, false, 0}, {0x11000, 0x1000, true, 0}});
+  REQUIRE(list.region_size(id) == 0x2000);
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x1000, 0}});
+  REQUIRE(list.free_bytes() == 0x1000);
+  REQUIRE(list.total_bytes() == 0x2000);
+  REQUIRE(list.largest_free_block() == 0x1000);  // relinked in its new class
+  REQUIRE(list.num_free_blocks() == 1);
+
+  list.shrink_region(id, 0x1000);  // at the block's start: removed
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(blocks_of(list) == std::vector<block_view>{{0x10000, 0x1000, false, 0}});
+  REQUIRE(list.trailing_free_block(id) == std::nullopt);
+  REQUIRE(list.num_free_blocks() == 0);
+  REQUIRE(list.free_bytes() == 0);
+  REQUIRE(list.largest_free_block() == 0);
+  REQUIRE(list.total_bytes() == 0x1000);
+  REQUIRE(list.region_size(id) == 0x1000);
+  // The removed block's address is free for a new block again.
+  list.extend_region(id, 0x800, 1);
+  REQUIRE(blocks_of(list) ==
+          std::vector<block_view>{{0x10000, 0x1000, false, 0}, {0x11000, 0x800, true, 1}});
+  list.deallocate(0x10000, 0x1000);
+  REQUIRE_NOTHROW(list.validate());
+  REQUIRE(list.take_free_regions().empty());  // tags 0 and 1
+}
+
+TEST_CASE("tlsf_free_list shrink_region trims a free tail of any tag", "[detail]") {
+  tlsf_free_list list{256};
+  auto const id = list.insert_region(0x10000, 0x2000, 3);
+  list.shrink_region(id, 0x100);  // a single free block is shortened, never removed
+  REQUIRE(blocks_of(list) == std::vector<block_view>{{0x10000, 0x100, true, 3}});
+  REQUIRE(list.free_bytes(3) == 0x100);
+  // Removing a last block whose neighbour is free with another tag leaves that neighbour last.
+  list.extend_region(id, 0x300, 1);
+  list.shrink_region(id, 0x100);
+  REQUIRE(blocks_of(list) == std::vector<block_view>{{0x10000, 0x100, true, 3}});
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x100, 3}});
+  REQUIRE(list.free_bytes(1) == 0);
+  REQUIRE(list.num_free_blocks(1) == 0);
+  REQUIRE(list.take_free_regions() == std::vector<range>{{0x10000, 0x100}});
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("tlsf_free_list shrink_region rejects bad requests and stays unchanged", "[detail]") {
+  tlsf_free_list list{256};
+  auto const full = list.insert_region(0x20000, 0x1000);
+  REQUIRE(list.allocate(0x1000) == std::optional<std::uintptr_t>{0x20000});
+  auto const id = list.insert_region(0x10000, 0x3000);
+  REQUIRE(list.allocate(0x2000) == std::optional<std::uintptr_t>{0x10000});
+  REQUIRE(list.trailing_free_block(id) == trailing{{0x1000, 0}});  // [0x12000, +0x1000)
+  auto const before = blocks_of(list);
+  auto const total  = list.total_bytes();
+
+  SECTION("unknown id") {
+    require_invalid_argument([&] { list.shrink_region(42, 0x100); }, {"unknown region id 42"});
+  }
+  SECTION("new size zero, equal to or above the size") {
+    for (std::size_t s : {std::size_t{0}, std::size_t{0x3000}, std::size_t{0x3100}}) {
+      require_invalid_argument([&] { list.shrink_region(id, s); },
+                               {"shrink_region",
+                                "region " + std::to_string(id),
+                                "0x10000",
+                                "to " + std::to_string(s) + " bytes",
+                                "below the size"});
     }
+  }
+  SECTION("unaligned new size") {
+    require_invalid_argument([&] { list.shrink_region(id, 0x2f80); },
+                             {"to 12160 bytes", "multiple of 256"});
+  }
+  SECTION("last block allocated") {
+    require_invalid_argument([&] { list.shrink_region(full, 0x100); },
+                             {"region " + std::to_string(full), "to 256 bytes", "is allocated"});
+  }
+  SECTION("cut below the free last block") {
+    require_invalid_argument([&] { list.shrink_region(id, 0x1f00); },
+                             {"to 7936 bytes", "below its free last block", "[0x12000, +4096)"});
+  }
+  REQUIRE(blocks_of(list) == before);
+  REQUIRE(list.total_bytes() == total);
+  REQUIRE_NOTHROW(list.validate());
+  list.shrink_region(id, 0x2000);  // exactly at the free block: fine
+  REQUIRE(list.region_size(id) == 0x2000);
+  REQUIRE(list.trailing_free_block(id) == std::nullopt);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("tlsf_free_list region queries reject unknown ids", "[detail]") {
+  tlsf_free_list list{256};
+  auto const id = list.insert_region(0x10000, 0x1000);
+  REQUIRE(list.region_base(id) == 0x10000);
+  REQUIRE(list.region_size(id) == 0x1000);
+  REQUIRE(list.take_free_regions().size() == 1);
+  for (std::size_t bad : {id, std::size_t{5}}) {
+    std::string const name = "unknown region id " + std::to_string(bad);
+    require_invalid_argument([&] { static_cast<void>(list.region_base(bad)); }, {name});
+    require_invalid_argument([&] { static_cast<void>(list.region_size(bad)); }, {name});
+    require_invalid_argument([&] { static_cast<void>(list.trailing_free_block(bad)); }, {name});
   }
 }

@@ -6,23 +6,26 @@
  * The ranges are GPU memory, which host code must never touch, so all bookkeeping is out of
  * band: block descriptors live in a host vector and an address -> descriptor hash map finds them
  * on deallocation. See tlsf_free_list.md for the design, complexities and limits.
+ *
+ * Split by concern: size-class arithmetic in tlsf_size_classes.hpp; region lifecycle (insert,
+ * extend, shrink, take) in tlsf_free_list_regions.hpp; argument and invariant checks in
+ * tlsf_free_list_checks.hpp. The last two define members out of line; included at the end.
  */
 #pragma once
 
 #include <rmm/mr/detail/address_map.hpp>
 #include <rmm/mr/detail/free_list_diagnostics.hpp>
+#include <rmm/mr/detail/tlsf_size_classes.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,7 +39,8 @@ namespace rmm::mr::detail {
  * Memory enters as regions (`insert_region`, typically one upstream allocation each). Blocks are
  * carved from free blocks and merged back with their free address neighbours of the same region
  * only: two regions that happen to be adjacent in the address space are never merged, because
- * each must be returned upstream exactly as it was obtained.
+ * each must be returned upstream exactly as it was obtained. A region can grow and shrink in place
+ * at its end (`extend_region`, `shrink_region`), for an upstream that is a growable virtual range.
  *
  * All sizes and addresses are multiples of the granularity given at construction.
  *
@@ -63,7 +67,7 @@ class tlsf_free_list {
       throw std::invalid_argument("tlsf_free_list: granularity " + std::to_string(granularity) +
                                   " is not a power of two");
     }
-    shift_ = log2_floor(granularity);
+    shift_ = sc::log2_floor(granularity);
     index_.emplace_back();
   }
 
@@ -75,31 +79,7 @@ class tlsf_free_list {
    * @throws std::bad_alloc (or std::length_error) if bookkeeping cannot grow; the list is then
    * unchanged.
    */
-  region_id insert_region(std::uintptr_t base, std::size_t size, tag_t tag = 0) {
-    check_new_region(base, size);
-    ensure_tag(tag);
-    region_id const rid = acquire_region();
-    index_t idx         = nil;
-    try {
-      idx = new_block(base, size);
-      region_map_.emplace(base, rid);
-    } catch (...) {
-      if (idx != nil) {
-        drop_block(idx);
-      }
-      release_region(rid);
-      throw;
-    }
-    regions_[rid] = region{base, size, idx, 0, true, no_region};
-    block& b      = blocks_[idx];
-    b.region      = rid;
-    b.free        = true;
-    b.tag         = tag;
-    link_free(idx);
-    free_bytes_ += size;
-    total_bytes_ += size;
-    return rid;
-  }
+  region_id insert_region(std::uintptr_t base, std::size_t size, tag_t tag = 0);
 
   /**
    * @brief Carves a block of exactly @p size bytes from a free block and returns its address.
@@ -161,9 +141,10 @@ class tlsf_free_list {
     moved.reserve(index_[from].num_free);
     free_index const& src = index_[from];
     for (std::uint64_t fl_map = src.fl_bitmap; fl_map != 0; fl_map &= fl_map - 1) {
-      std::size_t const fl = lowest_bit(fl_map);
+      std::size_t const fl = sc::lowest_bit(fl_map);
       for (std::uint32_t sl_map = src.sl_bitmap[fl]; sl_map != 0; sl_map &= sl_map - 1) {
-        for (index_t i = src.heads[fl][lowest_bit(sl_map)]; i != nil; i = blocks_[i].next_free) {
+        std::size_t const sl = sc::lowest_bit(sl_map);
+        for (index_t i = src.heads[fl][sl]; i != nil; i = blocks_[i].next_free) {
           moved.push_back(i);
         }
       }
@@ -229,10 +210,10 @@ class tlsf_free_list {
       return 0;
     }
     free_index const& x  = index_[tag];
-    std::size_t const fl = log2_floor(x.fl_bitmap);
-    size_class const c{fl, log2_floor(x.sl_bitmap[fl])};
-    std::size_t const lower = class_lower_units(c) << shift_;
-    std::size_t const upper = lower + ((class_width_units(c) - 1) << shift_);
+    std::size_t const fl = sc::log2_floor(x.fl_bitmap);
+    size_class const c{fl, sc::log2_floor(x.sl_bitmap[fl])};
+    std::size_t const lower = sc::class_lower_units(c) << shift_;
+    std::size_t const upper = lower + ((sc::class_width_units(c) - 1) << shift_);
     std::size_t best        = 0;
     for (index_t i = x.heads[c.fl][c.sl]; i != nil && best != upper; i = blocks_[i].next_free) {
       if (blocks_[i].size > best) {
@@ -248,11 +229,60 @@ class tlsf_free_list {
    * @throws std::invalid_argument if @p id does not name a current region.
    */
   [[nodiscard]] bool region_fully_free(region_id id) const {
-    if (id >= regions_.size() || !regions_[id].live) {
-      throw std::invalid_argument("tlsf_free_list: unknown region id " + std::to_string(id));
-    }
-    return regions_[id].allocated_blocks == 0;
+    return live_region(id).allocated_blocks == 0;
   }
+
+  /**
+   * @brief Start address of region @p id. O(1).
+   * @throws std::invalid_argument if @p id does not name a current region.
+   */
+  [[nodiscard]] std::uintptr_t region_base(region_id id) const { return live_region(id).base; }
+
+  /**
+   * @brief Size of region @p id, as inserted and then extended or shrunk. O(1).
+   * @throws std::invalid_argument if @p id does not name a current region.
+   */
+  [[nodiscard]] std::size_t region_size(region_id id) const { return live_region(id).size; }
+
+  /**
+   * @brief Size and tag of the last block (in address order) of region @p id if it is free,
+   * std::nullopt if it is allocated: what `shrink_region` could trim, or a growth merge with. O(1).
+   * @throws std::invalid_argument if @p id does not name a current region.
+   */
+  [[nodiscard]] std::optional<std::pair<std::size_t, tag_t>> trailing_free_block(
+      region_id id) const;
+
+  /**
+   * @brief Grows region @p id in place (its upstream is a growable virtual range): appends
+   * [end, end + @p bytes), end = base + size, as free memory of tag @p tag. If the region's last
+   * block is free and of tag @p tag, that block grows (and moves to its new size class);
+   * otherwise the memory becomes a new free block after it. `free_bytes()` and `total_bytes()`
+   * grow by @p bytes. O(1) plus an O(log R) look-up of the next region (R regions) and, for a
+   * new block, one address-map insert.
+   *
+   * @pre @p bytes is a non-zero multiple of the granularity.
+   * @throws std::invalid_argument naming the values if @p id does not name a current region,
+   * @p bytes is zero or not a multiple of the granularity, the grown range would wrap around the
+   * address space, or it would overlap the next region in address order. The list is then
+   * unchanged.
+   * @throws std::bad_alloc (or std::length_error) if bookkeeping cannot grow; the list is then
+   * unchanged.
+   */
+  void extend_region(region_id id, std::size_t bytes, tag_t tag = 0);
+
+  /**
+   * @brief Trims region @p id to [base, base + @p new_size): gives up the end of its last block,
+   * which must be free (of any tag), so the caller can unmap it upstream. If the last block
+   * starts exactly at base + @p new_size it is removed, otherwise it is shortened.
+   * `free_bytes()` and `total_bytes()` drop by the size removed. O(1) plus, when the block is
+   * removed, one address-map erase; never allocates.
+   *
+   * @pre 0 < @p new_size < `region_size(id)`, a multiple of the granularity, and base +
+   * @p new_size at or above the start of the region's last block, which is free.
+   * @throws std::invalid_argument naming the values if @p id does not name a current region or
+   * any other precondition fails. The list is then unchanged.
+   */
+  void shrink_region(region_id id, std::size_t new_size);
 
   /**
    * @brief Removes every region that is entirely free and a single free block (all its free
@@ -260,24 +290,7 @@ class tlsf_free_list {
    * caller can give them back upstream.
    * @throws std::bad_alloc if the result cannot be allocated; the list is then unchanged.
    */
-  std::vector<std::pair<std::uintptr_t, std::size_t>> take_free_regions() {
-    std::vector<region_id> ids;
-    for (auto const& [base, rid] : region_map_) {
-      if (regions_[rid].allocated_blocks == 0 &&
-          blocks_[regions_[rid].first_block].next_phys == nil) {
-        ids.push_back(rid);
-      }
-    }
-    std::vector<std::pair<std::uintptr_t, std::size_t>> out;
-    out.reserve(ids.size());
-    for (region_id const rid : ids) {
-      out.emplace_back(regions_[rid].base, regions_[rid].size);
-    }
-    for (region_id const rid : ids) {
-      remove_free_region(rid);
-    }
-    return out;
-  }
+  std::vector<std::pair<std::uintptr_t, std::size_t>> take_free_regions();
 
   /**
    * @brief Calls `f(base, size, is_free, region, tag)` for every block, region by region in
@@ -310,28 +323,16 @@ class tlsf_free_list {
    * @brief Checks every invariant (O(number of blocks + number of descriptors)); for tests.
    * @throws std::logic_error describing the first violation found.
    */
-  void validate() const {
-    validate_regions();
-    validate_free_lists();
-    std::size_t spare = 0;
-    for (index_t i = spare_blocks_; i != nil; i = blocks_[i].next_free) {
-      ++spare;
-    }
-    expect(spare + by_address_.size() == blocks_.size(), "descriptor accounting is off");
-  }
+  void validate() const;
 
  private:
-  using index_t                        = std::uint32_t;
-  static constexpr index_t nil         = std::numeric_limits<index_t>::max();
-  static constexpr region_id no_region = std::numeric_limits<region_id>::max();
-  // 32 linear subdivisions per power of two: a request is rounded up by at most 1/32 (~3%) to
-  // reach a class whose blocks all fit, which bounds the "good fit" waste.
-  static constexpr std::size_t sl_log2  = 5;
-  static constexpr std::size_t sl_count = std::size_t{1} << sl_log2;
-  // Sizes in granules are < 2^64: first level 0 holds the exact small classes [1, 32), first
-  // level k >= 1 holds [2^(k+4), 2^(k+5)).
-  static constexpr std::size_t fl_count = 64 - sl_log2 + 1;
-  static_assert(sizeof(std::size_t) == 8 && sizeof(std::uintptr_t) == 8, "64-bit only");
+  using index_t                         = std::uint32_t;
+  static constexpr index_t nil          = std::numeric_limits<index_t>::max();
+  static constexpr region_id no_region  = std::numeric_limits<region_id>::max();
+  using sc                              = tlsf_size_classes;
+  using size_class                      = sc::size_class;
+  static constexpr std::size_t sl_count = sc::sl_count;
+  static constexpr std::size_t fl_count = sc::fl_count;
 
   struct block {
     std::uintptr_t base{};
@@ -349,14 +350,10 @@ class tlsf_free_list {
     std::uintptr_t base{};
     std::size_t size{};
     index_t first_block{nil};  // never changes: merges keep the lower descriptor
+    index_t last_block{nil};   // the block ending at base + size: O(1) extend, trim, query
     std::size_t allocated_blocks{};
     bool live{false};
     region_id next_spare{no_region};
-  };
-
-  struct size_class {
-    std::size_t fl;
-    std::size_t sl;
   };
 
   // The size-class index of one tag: list heads and the two bitmap levels.
@@ -373,41 +370,8 @@ class tlsf_free_list {
     std::size_t free_bytes{};
   };
 
-  static std::size_t log2_floor(std::uint64_t v) noexcept {
-    return 63U - static_cast<std::size_t>(__builtin_clzll(v));
-  }
-  static std::size_t lowest_bit(std::uint64_t v) noexcept {
-    return static_cast<std::size_t>(__builtin_ctzll(v));
-  }
-
-  static size_class class_of_units(std::size_t units) noexcept {
-    if (units < sl_count) {
-      return {0, units};
-    }
-    std::size_t const l = log2_floor(units);
-    return {l - sl_log2 + 1, (units >> (l - sl_log2)) - sl_count};
-  }
-  static std::size_t class_lower_units(size_class c) noexcept {
-    return c.fl == 0 ? c.sl : (sl_count + c.sl) << (c.fl - 1);
-  }
-  static std::size_t class_width_units(size_class c) noexcept {
-    return c.fl == 0 ? 1 : std::size_t{1} << (c.fl - 1);
-  }
   [[nodiscard]] size_class class_of_size(std::size_t bytes) const noexcept {
-    return class_of_units(bytes >> shift_);
-  }
-
-  // The lowest class all of whose blocks hold `units`: the request rounded up to a class
-  // boundary. Empty when that rounding would overflow (only the own class can then fit).
-  static std::optional<size_class> good_fit_class(std::size_t units) noexcept {
-    if (units < sl_count) {
-      return class_of_units(units);
-    }
-    std::size_t const slack = (std::size_t{1} << (log2_floor(units) - sl_log2)) - 1;
-    if (units > std::numeric_limits<std::size_t>::max() - slack) {
-      return std::nullopt;
-    }
-    return class_of_units(units + slack);
+    return sc::class_of_units(bytes >> shift_);
   }
 
   // Lowest non-empty class >= c, by two bit scans.
@@ -415,7 +379,7 @@ class tlsf_free_list {
                                                                      free_index const& x) noexcept {
     std::uint32_t const sl_map = x.sl_bitmap[c.fl] & (~std::uint32_t{0} << c.sl);
     if (sl_map != 0) {
-      return size_class{c.fl, lowest_bit(sl_map)};
+      return size_class{c.fl, sc::lowest_bit(sl_map)};
     }
     if (c.fl + 1 >= fl_count) {
       return std::nullopt;
@@ -424,20 +388,20 @@ class tlsf_free_list {
     if (fl_map == 0) {
       return std::nullopt;
     }
-    std::size_t const fl = lowest_bit(fl_map);
-    return size_class{fl, lowest_bit(x.sl_bitmap[fl])};
+    std::size_t const fl = sc::lowest_bit(fl_map);
+    return size_class{fl, sc::lowest_bit(x.sl_bitmap[fl])};
   }
 
   [[nodiscard]] index_t find_fit(std::size_t size, free_index const& x) const noexcept {
     std::size_t const units = size >> shift_;
-    if (auto const good = good_fit_class(units)) {
+    if (auto const good = sc::good_fit_class(units)) {
       if (auto const c = nonempty_class_from(*good, x)) {
         return x.heads[c->fl][c->sl];
       }
     }
     // Nothing in a class that surely fits: only a block of the request's own class, larger
     // than the request, can still fit. The scan is confined to that one list.
-    size_class const own = class_of_units(units);
+    size_class const own = sc::class_of_units(units);
     for (index_t i = x.heads[own.fl][own.sl]; i != nil; i = blocks_[i].next_free) {
       if (blocks_[i].size >= size) {
         return i;
@@ -468,6 +432,9 @@ class tlsf_free_list {
         blocks_[b.next_phys].prev_phys = tail;
       }
       b.next_phys = tail;
+      if (t.next_phys == nil) {
+        regions_[b.region].last_block = tail;
+      }
       link_free(tail);
     }
     return b.base;
@@ -498,27 +465,10 @@ class tlsf_free_list {
     b.next_phys = blocks_[next].next_phys;
     if (b.next_phys != nil) {
       blocks_[b.next_phys].prev_phys = idx;
+    } else {
+      regions_[b.region].last_block = idx;
     }
     drop_block(next);
-  }
-
-  index_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const {
-    index_t const found = by_address_.find(ptr);
-    if (found == address_map::npos) {
-      throw std::invalid_argument("tlsf_free_list: deallocate of unknown pointer " + hex(ptr) +
-                                  " (size " + std::to_string(size) + ")");
-    }
-    block const& b = blocks_[found];
-    if (b.free) {
-      throw std::invalid_argument("tlsf_free_list: double free of pointer " + hex(ptr) + " (size " +
-                                  std::to_string(size) + ")");
-    }
-    if (b.size != size) {
-      throw std::invalid_argument("tlsf_free_list: deallocate of pointer " + hex(ptr) +
-                                  " with size " + std::to_string(size) +
-                                  ", but it was allocated with size " + std::to_string(b.size));
-    }
-    return found;
   }
 
   void link_free(index_t idx) noexcept {
@@ -600,149 +550,30 @@ class tlsf_free_list {
     spare_blocks_          = idx;
   }
 
-  region_id acquire_region() {
-    if (spare_regions_ != no_region) {
-      region_id const rid = spare_regions_;
-      spare_regions_      = regions_[rid].next_spare;
-      return rid;
-    }
-    regions_.emplace_back();
-    return regions_.size() - 1;
-  }
+  // Region slots and removal (tlsf_free_list_regions.hpp).
+  region_id acquire_region();
+  void release_region(region_id rid) noexcept;
+  void remove_free_region(region_id rid) noexcept;
 
-  void release_region(region_id rid) noexcept {
-    regions_[rid]            = region{};
-    regions_[rid].next_spare = spare_regions_;
-    spare_regions_           = rid;
-  }
-
-  void remove_free_region(region_id rid) noexcept {
-    region const r = regions_[rid];
-    unlink_free(r.first_block);
-    drop_block(r.first_block);
-    region_map_.erase(r.base);
-    release_region(rid);
-    free_bytes_ -= r.size;
-    total_bytes_ -= r.size;
-  }
-
-  void check_size(char const* what, std::size_t size) const {
-    if (size == 0 || (size & (granularity_ - 1)) != 0) {
-      throw std::invalid_argument(std::string{"tlsf_free_list: "} + what + " size " +
-                                  std::to_string(size) + " is not a non-zero multiple of " +
-                                  std::to_string(granularity_));
-    }
-  }
-
-  void check_new_region(std::uintptr_t base, std::size_t size) const {
-    check_size("insert_region", size);
-    // Built by appending: `"[" + hex(base)` makes GCC 12 (-O3, C++20) report a false -Wrestrict
-    // inside libstdc++ (GCC bug 105651).
-    std::string range{"["};
-    range.append(hex(base)).append(", +").append(std::to_string(size)).append(")");
-    if ((base & (granularity_ - 1)) != 0) {
-      throw std::invalid_argument("tlsf_free_list: region " + range + " base is not aligned to " +
-                                  std::to_string(granularity_));
-    }
-    if (size > std::numeric_limits<std::uintptr_t>::max() - base) {
-      throw std::invalid_argument("tlsf_free_list: region " + range + " wraps around");
-    }
-    auto const next = region_map_.lower_bound(base);
-    bool overlaps   = next != region_map_.end() && next->first < base + size;
-    if (next != region_map_.begin()) {
-      region const& prev = regions_[std::prev(next)->second];
-      overlaps           = overlaps || prev.base + prev.size > base;
-    }
-    if (overlaps) {
-      throw std::invalid_argument("tlsf_free_list: region " + range +
-                                  " overlaps a region already inserted");
-    }
-  }
+  // Argument checks (tlsf_free_list_checks.hpp): each throws std::invalid_argument naming the
+  // values when its precondition fails, and changes nothing.
+  [[nodiscard]] index_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const;
+  void check_size(char const* what, std::size_t size) const;
+  void check_new_region(std::uintptr_t base, std::size_t size) const;
+  [[nodiscard]] region const& live_region(region_id id) const;
+  void check_extend(region_id id, std::size_t bytes) const;
+  void check_shrink(region_id id, std::size_t new_size) const;
 
   static std::string hex(std::uintptr_t v) { return format_hex(v); }
 
+  // Invariant checks behind validate() (tlsf_free_list_checks.hpp).
   static void expect(bool ok, char const* what) { expect_invariant(ok, "tlsf_free_list", what); }
   static void expect(bool ok, char const* what, std::uintptr_t at) {
     expect_invariant(ok, "tlsf_free_list", what, at);
   }
-
-  void validate_regions() const {
-    std::uintptr_t prev_end = 0;
-    std::size_t blocks = 0, free_blocks = 0, free_bytes = 0, total = 0;
-    for (auto const& [base, rid] : region_map_) {
-      region const& r = regions_[rid];
-      expect(r.live && r.base == base, "region map entry is stale", base);
-      expect(base >= prev_end, "regions overlap", base);
-      prev_end = r.base + r.size;
-      total += r.size;
-      std::uintptr_t cursor = r.base;
-      std::size_t allocated = 0;
-      index_t prev          = nil;
-      for (index_t i = r.first_block; i != nil; prev = i, i = blocks_[i].next_phys) {
-        block const& b = blocks_[i];
-        expect(b.base == cursor, "block does not start where its predecessor ends", b.base);
-        expect(b.size != 0 && (b.size & (granularity_ - 1)) == 0, "block has a bad size", b.base);
-        expect(b.region == rid && b.prev_phys == prev, "block has bad links", b.base);
-        expect(by_address_.find(b.base) == i, "block not in the address map", b.base);
-        expect(!(b.free && prev != nil && blocks_[prev].free && blocks_[prev].tag == b.tag),
-               "block is not coalesced",
-               b.base);
-        cursor += b.size;
-        ++blocks;
-        if (b.free) {
-          ++free_blocks;
-          free_bytes += b.size;
-        } else {
-          ++allocated;
-        }
-      }
-      expect(cursor == r.base + r.size, "blocks do not cover their region", base);
-      expect(allocated == r.allocated_blocks, "allocated count of region is off", base);
-    }
-    std::size_t live_regions = 0;
-    for (region const& r : regions_) {
-      live_regions += r.live ? 1U : 0U;
-    }
-    expect(live_regions == region_map_.size(), "live regions missing from the region map");
-    expect(blocks == by_address_.size(), "address map holds blocks outside regions");
-    expect(free_blocks == num_free_blocks_, "free block count is off");
-    expect(free_bytes == free_bytes_, "free byte count is off");
-    expect(total == total_bytes_ && total == free_bytes_ + allocated_bytes_, "byte totals");
-  }
-
-  void validate_free_lists() const {
-    std::size_t listed = 0;
-    for (std::size_t t = 0; t < index_.size(); ++t) {
-      listed += validate_free_index(static_cast<tag_t>(t));
-    }
-    expect(listed == num_free_blocks_, "free lists do not hold every free block exactly once");
-  }
-
-  std::size_t validate_free_index(tag_t tag) const {
-    free_index const& x = index_[tag];
-    std::size_t listed = 0, bytes = 0;
-    for (std::size_t fl = 0; fl < fl_count; ++fl) {
-      for (std::size_t sl = 0; sl < sl_count; ++sl) {
-        index_t const head = x.heads[fl][sl];
-        bool const bit     = ((x.sl_bitmap[fl] >> sl) & 1U) != 0;
-        expect(bit == (head != nil), "second-level bitmap disagrees with list emptiness");
-        index_t prev = nil;
-        for (index_t i = head; i != nil; prev = i, i = blocks_[i].next_free) {
-          size_class const c = class_of_size(blocks_[i].size);
-          expect(blocks_[i].free && blocks_[i].prev_free == prev, "free list link is bad");
-          expect(blocks_[i].tag == tag, "block in the list of another tag", blocks_[i].base);
-          expect(c.fl == fl && c.sl == sl, "block in wrong class", blocks_[i].base);
-          ++listed;
-          bytes += blocks_[i].size;
-        }
-      }
-      bool const bit = ((x.fl_bitmap >> fl) & 1U) != 0;
-      expect(bit == (x.sl_bitmap[fl] != 0), "first-level bitmap disagrees with second level");
-    }
-    expect(x.fl_bitmap >> fl_count == 0, "first-level bitmap has bits beyond the last class");
-    expect(listed == x.num_free && bytes == x.free_bytes, "per-tag counters are off");
-    return listed;
-  }
+  void validate_regions() const;
+  void validate_free_lists() const;
+  std::size_t validate_free_index(tag_t tag) const;
 
   std::size_t granularity_;
   std::size_t shift_{};
@@ -760,3 +591,6 @@ class tlsf_free_list {
 };
 
 }  // namespace rmm::mr::detail
+
+#include <rmm/mr/detail/tlsf_free_list_checks.hpp>
+#include <rmm/mr/detail/tlsf_free_list_regions.hpp>

@@ -1,0 +1,29 @@
+// Shared by the tlsf_free_list test files: the list's blocks as seen from outside.
+#pragma once
+
+#include <rmm/mr/detail/tlsf_free_list.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace rmm::test::tlsf {
+
+using rmm::mr::detail::tlsf_free_list;
+using tag_t = tlsf_free_list::tag_t;
+using range = std::pair<std::uintptr_t, std::size_t>;
+
+// A block as seen from outside: (base, size, free, tag of a free block).
+using block_view = std::tuple<std::uintptr_t, std::size_t, bool, tag_t>;
+
+inline std::vector<block_view> blocks_of(tlsf_free_list const& list) {
+  std::vector<block_view> out;
+  list.for_each_block([&out](std::uintptr_t b, std::size_t s, bool f, std::size_t, tag_t t) {
+    out.emplace_back(b, s, f, f ? t : 0);
+  });
+  return out;
+}
+
+}  // namespace rmm::test::tlsf
