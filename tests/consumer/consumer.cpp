@@ -25,6 +25,7 @@
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/device_host_pool_pair.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/gpu_allocator_adaptor.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/per_device_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
@@ -151,6 +152,33 @@ void allocators(rmm::cuda_stream_view stream) {
   std::printf("consumer: polymorphic_allocator and stream_allocator_adaptor: ok\n");
 }
 
+// The inference runtime's GPU allocator interface over a resource of this library: what an
+// application's IGpuAllocator subclass forwards to.
+template <typename Resource>
+void gpu_allocator(Resource const& upstream, rmm::cuda_stream_view stream) {
+  rmm::mr::gpu_allocator_adaptor adaptor{upstream, stream};
+  rmm::mr::gpu_allocator_adaptor copy{adaptor};
+  expect(copy == adaptor && !(copy != adaptor), "gpu_allocator_adaptor copies compare equal");
+  void* ptr = adaptor.allocate(1000, 256, rmm::mr::gpu_allocator_adaptor::resizable);
+  expect(ptr != nullptr && rmm::is_pointer_aligned(ptr), "gpu_allocator_adaptor::allocate");
+  RMM_CUDA_TRY(cudaMemset(ptr, 0, 1000));
+  void* grown = adaptor.reallocate(ptr, 256, 5000);
+  expect(grown != nullptr && adaptor.allocated_bytes() == 5000,
+         "gpu_allocator_adaptor::reallocate");
+  RMM_CUDA_TRY(cudaMemset(grown, 1, 5000));
+  expect(copy.deallocate(grown) && !adaptor.deallocate(grown),
+         "gpu_allocator_adaptor::deallocate is true exactly once");
+  void* fixed = adaptor.allocate(64, 0, 0);
+  expect(adaptor.reallocate(fixed, 0, 128) == nullptr, "only resizable allocations reallocate");
+  adaptor.free(fixed);
+  expect(adaptor.live_allocations() == 0 && adaptor.stream() == stream,
+         "gpu_allocator_adaptor bookkeeping");
+  void* direct = adaptor.get_upstream_resource().allocate(stream, 256, 256);
+  adaptor.get_upstream_resource().deallocate(stream, direct, 256, 256);
+  stream.synchronize();
+  std::printf("consumer: gpu_allocator_adaptor: allocate, reallocate, deallocate, free: ok\n");
+}
+
 // Resources that need memory the machine may lack (HMM/ATS) refuse construction with a
 // logic_error; the consumer then checks the refusal instead.
 template <typename Make>
@@ -225,6 +253,7 @@ void with_gpu() {
 
   registry(view);
   allocators(view);
+  gpu_allocator(pool, view);
 }
 
 // What runs everywhere, GPU or not.
@@ -238,6 +267,13 @@ void host_only() {
   expect(rmm::cuda_device_id{1} != rmm::cuda_device_id{2}, "cuda_device_id comparison");
   expect(!rmm::process_is_exiting(), "process_is_exiting");
   rmm::set_log_level(rmm::get_log_level());
+  {  // its refusals need no GPU
+    rmm::mr::gpu_allocator_adaptor adaptor{rmm::mr::cuda_memory_resource{}};
+    expect(adaptor.allocate(0, 0, 0) == nullptr && adaptor.allocate(64, 3, 0) == nullptr &&
+               adaptor.deallocate(nullptr) && adaptor.reallocate(nullptr, 0, 64) == nullptr,
+           "gpu_allocator_adaptor refusals");
+    adaptor.free(nullptr);
+  }
   try {
     RMM_FAIL("deliberate", rmm::out_of_memory);
   } catch (rmm::bad_alloc const& e) {
