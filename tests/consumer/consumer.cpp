@@ -37,6 +37,7 @@
 #include <rmm/mr/stream_ordered_allocator.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 #include <rmm/mr/unbounded_memory_resource.hpp>
+#include <rmm/mr/virtual_memory_resource.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -199,6 +200,29 @@ void callback_deallocate(void* ptr, std::size_t, rmm::cuda_stream_view, void*) {
   RMM_ASSERT_CUDA_SUCCESS(cudaFree(ptr));
 }
 
+// The virtual memory resource's own operations, and the expandable pool's release().
+void expandable(rmm::cuda_stream_view stream) {
+  try {
+    rmm::mr::virtual_memory_resource vmm;
+    void* ptr = vmm.allocate(stream, 1000, 256);
+    expect(vmm.try_resize(ptr, 1000, 3U << 20U, stream), "virtual_memory_resource::try_resize");
+    expect(vmm.mapped_size(ptr) >= (3U << 20U) && vmm.used_bytes() == (3U << 20U),
+           "virtual_memory_resource statistics");
+    vmm.deallocate(stream, ptr, 3U << 20U, 256);
+    rmm::mr::pool_memory_resource pool{vmm, 0};
+    expect(pool.grows_in_place(), "pool over virtual_memory_resource grows in place");
+    pool.set_release_threshold(0);
+    void* block = pool.allocate(stream, 1U << 20U, 256);
+    pool.deallocate(stream, block, 1U << 20U, 256);
+    pool.release();
+    vmm.flush();
+    expect(pool.pool_size() == 0 && vmm.mapped_bytes() == 0, "pool release() unmaps");
+    std::printf("consumer: virtual_memory_resource and the expandable pool: ok\n");
+  } catch (rmm::logic_error const& e) {
+    std::printf("consumer: virtual_memory_resource: refused on this machine (%s)\n", e.what());
+  }
+}
+
 void with_gpu() {
   rmm::cuda_stream stream;
   rmm::cuda_stream moved_stream{std::move(stream)};
@@ -250,6 +274,16 @@ void with_gpu() {
       "sam_headroom_memory_resource",
       [] { return rmm::mr::sam_headroom_memory_resource{1U << 30U}; },
       view);
+
+  maybe_unsupported(
+      "virtual_memory_resource", [] { return rmm::mr::virtual_memory_resource{}; }, view);
+  maybe_unsupported(
+      "pool_memory_resource over virtual_memory_resource",
+      [] {
+        return rmm::mr::pool_memory_resource{rmm::mr::virtual_memory_resource{}, 0};
+      },
+      view);
+  expandable(view);
 
   registry(view);
   allocators(view);

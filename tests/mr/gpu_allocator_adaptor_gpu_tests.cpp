@@ -6,6 +6,7 @@
 // holds), allocation beyond the device, many threads at once, and an IGpuAllocator-shaped base
 // class forwarding to the adaptor.
 #include "../utilities/device_kernels.hpp"
+#include "../utilities/igpu_allocator.hpp"
 #include "../utilities/test_resources.hpp"
 
 #include <rmm/aligned.hpp>
@@ -62,43 +63,10 @@ void check_usable(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_st
   CHECK(count_pattern_mismatches(ptr, bytes, seed, stream.value()) == 0);
 }
 
-// TensorRT 8.2's nvinfer1::IGpuAllocator, written from its reference (seed 003): the signatures
-// exactly, with the documented default bodies (free is TRT_DEPRECATED there; the attribute is left
-// out here). TensorRT itself is not needed.
-using AllocatorFlags = std::uint32_t;
+using rmm::test::AllocatorFlags;
+using rmm::test::forwarding_allocator;
+using rmm::test::IGpuAllocator;
 using std::uint64_t;
-class IGpuAllocator {
- public:
-  virtual void* allocate(uint64_t const size,
-                         uint64_t const alignment,
-                         AllocatorFlags const flags) noexcept = 0;
-  virtual void free(void* const memory) noexcept              = 0;
-  virtual ~IGpuAllocator()                                    = default;
-  virtual void* reallocate(void*, uint64_t, uint64_t) noexcept { return nullptr; }
-  virtual bool deallocate(void* const memory) noexcept {
-    free(memory);
-    return true;
-  }
-};
-
-// What an application writes: every call forwarded to the adaptor.
-class forwarding_allocator final : public IGpuAllocator {
- public:
-  explicit forwarding_allocator(gpu_allocator_adaptor adaptor) : adaptor_{std::move(adaptor)} {}
-  void* allocate(uint64_t const size,
-                 uint64_t const alignment,
-                 AllocatorFlags const flags) noexcept override {
-    return adaptor_.allocate(size, alignment, flags);
-  }
-  void free(void* const memory) noexcept override { adaptor_.free(memory); }
-  void* reallocate(void* base, uint64_t alignment, uint64_t new_size) noexcept override {
-    return adaptor_.reallocate(base, alignment, new_size);
-  }
-  bool deallocate(void* const memory) noexcept override { return adaptor_.deallocate(memory); }
-
- private:
-  gpu_allocator_adaptor adaptor_;
-};
 
 // 8 threads x `iterations`: allocate (resizable or not), write a pattern with a kernel on the
 // thread's own stream, reallocate, check that min(old, new) bytes survived, keep a few alive,

@@ -5,6 +5,7 @@
 // IGpuAllocator-shaped base class forwarding to the adaptor. Moving reallocations copy with CUDA,
 // so where there is no GPU they return nullptr; the tests accept that outcome and then check that
 // the original is untouched (on a GPU machine the copy succeeds and the move is checked).
+#include "../utilities/igpu_allocator.hpp"
 #include "../utilities/test_resources.hpp"
 
 #include <rmm/aligned.hpp>
@@ -184,43 +185,10 @@ using rmm::test::gpu_allocator_adaptor_fakes::limited_resource;
 using rmm::test::gpu_allocator_adaptor_fakes::misaligned_resource;
 using rmm::test::gpu_allocator_adaptor_fakes::throwing_resource;
 
-// TensorRT 8.2's nvinfer1::IGpuAllocator, written from its reference (seed 003): the signatures
-// exactly, with the documented default bodies (free is TRT_DEPRECATED there; the attribute is left
-// out here). TensorRT itself is not needed.
-using AllocatorFlags = std::uint32_t;
+using rmm::test::AllocatorFlags;
+using rmm::test::forwarding_allocator;
+using rmm::test::IGpuAllocator;
 using std::uint64_t;
-class IGpuAllocator {
- public:
-  virtual void* allocate(uint64_t const size,
-                         uint64_t const alignment,
-                         AllocatorFlags const flags) noexcept = 0;
-  virtual void free(void* const memory) noexcept              = 0;
-  virtual ~IGpuAllocator()                                    = default;
-  virtual void* reallocate(void*, uint64_t, uint64_t) noexcept { return nullptr; }
-  virtual bool deallocate(void* const memory) noexcept {
-    free(memory);
-    return true;
-  }
-};
-
-// What an application writes: every call forwarded to the adaptor.
-class forwarding_allocator final : public IGpuAllocator {
- public:
-  explicit forwarding_allocator(gpu_allocator_adaptor adaptor) : adaptor_{std::move(adaptor)} {}
-  void* allocate(uint64_t const size,
-                 uint64_t const alignment,
-                 AllocatorFlags const flags) noexcept override {
-    return adaptor_.allocate(size, alignment, flags);
-  }
-  void free(void* const memory) noexcept override { adaptor_.free(memory); }
-  void* reallocate(void* base, uint64_t alignment, uint64_t new_size) noexcept override {
-    return adaptor_.reallocate(base, alignment, new_size);
-  }
-  bool deallocate(void* const memory) noexcept override { return adaptor_.deallocate(memory); }
-
- private:
-  gpu_allocator_adaptor adaptor_;
-};
 
 }  // namespace
 

@@ -107,6 +107,8 @@ class virtual_memory_resource : public cuda::mr::shared_resource<detail::virtual
    * cannot grow (beyond its reservation, or the device is out of memory).
    * @throws rmm::logic_error if @p ptr is not a live allocation of this resource, @p old_bytes is
    * not its size, or @p new_bytes is 0.
+   * @throws std::bad_alloc if host bookkeeping cannot grow, rmm::cuda_error if the device cannot
+   * be made current; the allocation is then unchanged.
    */
   bool try_resize(void* ptr,
                   std::size_t old_bytes,
@@ -132,7 +134,8 @@ class virtual_memory_resource : public cuda::mr::shared_resource<detail::virtual
   /// giving back deferred memory whose event has completed.
   [[nodiscard]] counters statistics() const { return state().counters(); }
 
-  /// @brief Address space reserved by live allocations.
+  /// @brief Address space reserved by live allocations and by frees whose deferred release is
+  /// still waiting for its event.
   [[nodiscard]] std::size_t reserved_bytes() const { return statistics().reserved; }
   /// @brief Physical memory mapped, including deferred unmaps not yet done.
   [[nodiscard]] std::size_t mapped_bytes() const { return statistics().mapped; }

@@ -35,7 +35,7 @@ namespace rmm::mr::detail {
 
 /// @brief Counters of a virtual_memory_resource (bytes).
 struct virtual_memory_counters {
-  std::size_t reserved{};     ///< address space reserved by live allocations
+  std::size_t reserved{};     ///< address space reserved (live allocations and deferred frees)
   std::size_t mapped{};       ///< physical memory mapped, including unmaps not yet done
   std::size_t used{};         ///< bytes asked for by live allocations (their current sizes)
   std::size_t peak_mapped{};  ///< the most `mapped` has been
@@ -90,7 +90,11 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
       return;  // the CUDA context may already be gone: leave the memory to the driver
     }
     std::lock_guard<std::mutex> lock(mtx_);
-    cudaDeviceSynchronize();  // leaked allocations and deferred unmaps may still be in use
+    try {
+      cuda_set_device_raii guard{device_};
+      cudaDeviceSynchronize();  // leaked allocations and deferred unmaps may still be in use
+    } catch (...) {
+    }
     cudaGetLastError();
     drain(true);
     for (auto& [base, a] : live_) {
