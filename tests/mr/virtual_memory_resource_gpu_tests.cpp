@@ -181,6 +181,29 @@ TEST_CASE("vmm: unmapping waits for the work queued on the freeing stream", "[gp
   mr.deallocate(stream, q, 2 * MiB, 256);
 }
 
+TEST_CASE("vmm: a range is released only after its tail's unmap on another stream", "[gpu][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource mr;
+  rmm::cuda_stream busy;
+  rmm::cuda_stream idle;
+  void* p = mr.allocate(busy, 2 * MiB, 256);
+  REQUIRE(mr.try_resize(p, 2 * MiB, 64 * MiB, busy));
+  rmm::test::fill_pattern_after_delay(p, 64 * MiB, 1, 200'000'000, busy.value());
+  REQUIRE(mr.try_resize(p, 64 * MiB, 2 * MiB, busy));  // tail unmap waits for `busy`
+  mr.deallocate(idle, p, 2 * MiB, 256);                // completes first
+  idle.synchronize();
+  auto const during = mr.statistics();
+  CHECK(during.reserved == mr.reservation_size());  // not freed while its tail is mapped
+  CHECK(during.mapped == 64 * MiB);
+  busy.synchronize();
+  auto const after = mr.statistics();
+  CHECK(after.reserved == 0);
+  CHECK(after.mapped == 0);
+  CHECK(cudaGetLastError() == cudaSuccess);
+}
+
 TEST_CASE("vmm: a reservation bounds growth; failures leave the allocation intact",
           "[gpu][vmm][expected_api_errors]") {
   if (vmm_unavailable()) {

@@ -448,9 +448,20 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
   }
 
   // Gives back every deferred entry whose event has completed (all of them, waiting, if `wait`).
+  // Tails go first: a reservation can be freed only once nothing is mapped in it, and a tail
+  // unmap deferred on one stream may complete after the whole allocation's free on another.
   void drain(bool wait) noexcept {
+    drain_pass(wait, false);
+    drain_pass(wait, true);
+  }
+
+  void drain_pass(bool wait, bool reservations) noexcept {
     for (std::size_t i = 0; i < pending_.size();) {
-      deferred& d         = pending_[i];
+      deferred& d = pending_[i];
+      if ((d.base != 0) != reservations || (reservations && has_pending_tail(d.base))) {
+        ++i;
+        continue;
+      }
       cudaError_t const s = wait ? cudaEventSynchronize(d.event) : cudaEventQuery(d.event);
       if (s == cudaErrorNotReady) {
         ++i;
@@ -461,6 +472,15 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
       pending_[i] = std::move(pending_.back());
       pending_.pop_back();
     }
+  }
+
+  [[nodiscard]] bool has_pending_tail(CUdeviceptr reservation) const noexcept {
+    for (deferred const& d : pending_) {
+      if (d.base == 0 && d.maps_base == reservation) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // Waits for (and performs) the deferred unmaps of tails inside [lo, hi): the range is about
