@@ -63,21 +63,22 @@ struct outcome {
   std::size_t growths;
 };
 
-// Replays @p events; @p grow returns the bytes to add for a request of `size` when `current`
-// bytes are held, or 0 for the contiguous high-water model.
-outcome replay(std::vector<event> const& events,
-               std::function<std::size_t(std::size_t, std::size_t)> const& grow) {
-  rmm::mr::detail::tlsf_free_list list{pool_align};
-  std::unordered_map<std::string, std::pair<std::uintptr_t, std::size_t>> live;
-  std::uintptr_t const base = std::uintptr_t{1} << 40U;
-  std::uintptr_t next       = base;
-  bool const contiguous     = !grow;
-  if (contiguous) {
-    list.insert_region(base, std::size_t{1} << 36U);  // a reservation larger than any device
-  }
-  outcome out{0, 0, 0};
+using live_map = std::unordered_map<std::string, std::pair<std::uintptr_t, std::size_t>>;
+
+// One pass over @p events through @p list. `miss(size)` is called when the list cannot serve a
+// request of `size` (already rounded); it adds memory and returns false to stop the replay
+// (returned as false here). `placed(ptr, size)` sees every block handed out.
+template <typename Miss, typename Placed>
+bool replay_once(std::vector<event> const& events,
+                 rmm::mr::detail::tlsf_free_list& list,
+                 live_map& live,
+                 outcome& out,
+                 Miss&& miss,
+                 Placed&& placed) {
   std::size_t live_bytes = 0;
-  std::size_t high_water = 0;
+  for (auto const& [pointer, block] : live) {
+    live_bytes += block.second;
+  }
   for (auto const& e : events) {
     if (!e.allocate) {
       auto const it = live.find(e.pointer);
@@ -91,18 +92,49 @@ outcome replay(std::vector<event> const& events,
     std::size_t const size = align_up(std::max<std::size_t>(e.size, 1), pool_align);
     auto ptr               = list.allocate(size);
     if (!ptr) {
-      std::size_t const bytes = align_up(grow(size, out.reserved), granule);
-      list.insert_region(next, bytes);
-      next += bytes + granule;  // a gap: separate chunks never coalesce
-      out.reserved += bytes;
+      if (!miss(size)) {
+        return false;
+      }
       ++out.growths;
       ptr = list.allocate(size);
     }
     live[e.pointer] = {*ptr, size};
     live_bytes += size;
     out.peak_live = std::max(out.peak_live, live_bytes);
-    high_water    = std::max<std::size_t>(high_water, *ptr + size - base);
+    placed(*ptr, size);
   }
+  return true;
+}
+
+// Replays @p events; @p grow returns the bytes to add for a request of `size` when `current`
+// bytes are held, or 0 for the contiguous high-water model.
+outcome replay(std::vector<event> const& events,
+               std::function<std::size_t(std::size_t, std::size_t)> const& grow) {
+  rmm::mr::detail::tlsf_free_list list{pool_align};
+  live_map live;
+  std::uintptr_t const base = std::uintptr_t{1} << 40U;
+  std::uintptr_t next       = base;
+  bool const contiguous     = !grow;
+  if (contiguous) {
+    list.insert_region(base, std::size_t{1} << 36U);  // a reservation larger than any device
+  }
+  outcome out{0, 0, 0};
+  std::size_t high_water = 0;
+  replay_once(
+      events,
+      list,
+      live,
+      out,
+      [&](std::size_t size) {
+        std::size_t const bytes = align_up(grow(size, out.reserved), granule);
+        list.insert_region(next, bytes);
+        next += bytes + granule;  // a gap: separate chunks never coalesce
+        out.reserved += bytes;
+        return true;
+      },
+      [&](std::uintptr_t ptr, std::size_t size) {
+        high_water = std::max<std::size_t>(high_water, ptr + size - base);
+      });
   if (contiguous) {
     out.reserved = align_up(high_water, granule);
   }
@@ -117,52 +149,36 @@ std::optional<outcome> replay_expandable(std::vector<event> const& events,
                                          std::size_t cap,
                                          int rounds = 1) {
   rmm::mr::detail::tlsf_free_list list{pool_align};
-  std::unordered_map<std::string, std::pair<std::uintptr_t, std::size_t>> live;
+  live_map live;
   std::uintptr_t const base = std::uintptr_t{1} << 40U;
   std::optional<rmm::mr::detail::tlsf_free_list::region_id> region;
   outcome out{0, 0, 0};
-  std::size_t live_bytes = 0;
+  auto extend = [&](std::size_t size) {
+    std::size_t have = 0;
+    if (region) {
+      if (auto const tail = list.trailing_free_block(*region)) {
+        have = tail->first;
+      }
+    }
+    std::size_t const by = align_up(size - std::min(size, have), granule);
+    if (out.reserved + by > cap) {
+      return false;
+    }
+    if (region) {
+      list.extend_region(*region, by);
+    } else {
+      region = list.insert_region(base, by);
+    }
+    out.reserved += by;
+    return true;
+  };
   for (int round = 0; round < rounds; ++round) {
     for (auto const& [pointer, block] : live) {  // what the log never freed, as the benchmark does
       list.deallocate(block.first, block.second);
     }
     live.clear();
-    live_bytes = 0;
-    for (auto const& e : events) {
-      if (!e.allocate) {
-        auto const it = live.find(e.pointer);
-        if (it != live.end()) {
-          list.deallocate(it->second.first, it->second.second);
-          live_bytes -= it->second.second;
-          live.erase(it);
-        }
-        continue;
-      }
-      std::size_t const size = align_up(std::max<std::size_t>(e.size, 1), pool_align);
-      auto ptr               = list.allocate(size);
-      if (!ptr) {
-        std::size_t have = 0;
-        if (region) {
-          if (auto const tail = list.trailing_free_block(*region)) {
-            have = tail->first;
-          }
-        }
-        std::size_t const by = align_up(size - std::min(size, have), granule);
-        if (out.reserved + by > cap) {
-          return std::nullopt;
-        }
-        if (region) {
-          list.extend_region(*region, by);
-        } else {
-          region = list.insert_region(base, by);
-        }
-        out.reserved += by;
-        ++out.growths;
-        ptr = list.allocate(size);
-      }
-      live[e.pointer] = {*ptr, size};
-      live_bytes += size;
-      out.peak_live = std::max(out.peak_live, live_bytes);
+    if (!replay_once(events, list, live, out, extend, [](std::uintptr_t, std::size_t) {})) {
+      return std::nullopt;
     }
   }
   return out;
