@@ -2,6 +2,7 @@
 // and with the per-thread default stream (rmm_gpu_tests / rmm_gpu_tests_ptds).
 #include "../utilities/device_kernels.hpp"
 #include "../utilities/test_resources.hpp"
+#include "../utilities/vmm_support.hpp"
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
@@ -162,19 +163,11 @@ struct pool_over_pinned_factory {
 };
 
 // --- virtual memory: the resource itself and the expandable pool over it ---
-std::string unavailable_without_vmm() {
-  try {
-    rmm::mr::virtual_memory_resource probe{};
-    return {};
-  } catch (rmm::logic_error const& e) {
-    return e.what();
-  }
-}
 
 struct virtual_memory_factory {
   static constexpr char const* name = "virtual_memory_resource";
   static rmm::mr::virtual_memory_resource make() { return rmm::mr::virtual_memory_resource{}; }
-  static std::string unavailable() { return unavailable_without_vmm(); }
+  static std::string unavailable() { return rmm::test::vmm_unavailable_reason(); }
   static constexpr bool host_accessible = false;
   static std::optional<std::size_t> oom_probe() {
     return rmm::available_device_memory().second * 2;
@@ -186,7 +179,7 @@ struct pool_over_virtual_memory_factory {
   static rmm::mr::pool_memory_resource make() {
     return rmm::mr::pool_memory_resource{rmm::mr::virtual_memory_resource{}, 0};
   }
-  static std::string unavailable() { return unavailable_without_vmm(); }
+  static std::string unavailable() { return rmm::test::vmm_unavailable_reason(); }
   static constexpr bool host_accessible = false;
   static std::optional<std::size_t> oom_probe() {
     return rmm::available_device_memory().second * 2;

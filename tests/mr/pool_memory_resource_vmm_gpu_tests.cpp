@@ -3,6 +3,7 @@
 // release() and the release threshold giving memory back, stream-ordered trimming, and falling
 // back to a new range when the reservation is full.
 #include "../utilities/device_kernels.hpp"
+#include "../utilities/vmm_support.hpp"
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
@@ -26,15 +27,7 @@ using rmm::mr::pool_memory_resource;
 using rmm::mr::virtual_memory_resource;
 constexpr std::size_t MiB = std::size_t{1} << 20U;
 
-bool vmm_unavailable() {
-  try {
-    virtual_memory_resource probe{};
-    return false;
-  } catch (rmm::logic_error const& e) {
-    WARN("SKIPPED: " << e.what());
-    return true;
-  }
-}
+using rmm::test::vmm_unavailable;
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 // reports, and many threads. The conformance suite covers the common resource contract.
 #include "../utilities/device_kernels.hpp"
 #include "../utilities/messages.hpp"
+#include "../utilities/vmm_support.hpp"
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
@@ -29,15 +30,7 @@ constexpr std::size_t MiB = std::size_t{1} << 20U;
 
 std::size_t device_free() { return rmm::available_device_memory().first; }
 
-bool vmm_unavailable() {
-  try {
-    virtual_memory_resource probe{};
-    return false;
-  } catch (rmm::logic_error const& e) {
-    WARN("SKIPPED: " << e.what());
-    return true;
-  }
-}
+using rmm::test::vmm_unavailable;
 
 }  // namespace
 
