@@ -77,9 +77,10 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     check(drv.mem_get_allocation_granularity(
               &granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
           "cuMemGetAllocationGranularity");
-    std::size_t free = 0;
-    RMM_CUDA_TRY(cudaMemGetInfo(&free, &total_));
-    reservation_ = align_up(reservation == 0 ? total_ : reservation, granularity_);
+    std::size_t free  = 0;
+    std::size_t total = 0;
+    RMM_CUDA_TRY(cudaMemGetInfo(&free, &total));
+    reservation_ = align_up(reservation == 0 ? total : reservation, granularity_);
   }
 
   virtual_memory_state(virtual_memory_state const&)            = delete;
@@ -121,11 +122,11 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     std::lock_guard<std::mutex> lock(mtx_);
     drain(false);
     cuda_set_device_raii guard{device_};
-    CUdeviceptr base = reserve(std::max(mapped, reservation_), mapped);
+    CUdeviceptr base = reserve(std::max(mapped, reservation_));
     allocation a{std::max(mapped, reservation_), bytes, 0, {}};
     if (base == 0) {
       a.reserved = mapped;
-      base       = reserve(mapped, mapped);
+      base       = reserve(mapped);
     }
     if (base == 0) {
       throw rmm::out_of_memory(report("cannot reserve " + std::to_string(mapped) +
@@ -307,7 +308,7 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
   }
 
   // A reservation of `bytes` aligned to the granularity, or 0 (last_error_ says why).
-  CUdeviceptr reserve(std::size_t bytes, std::size_t /*needed*/) {
+  CUdeviceptr reserve(std::size_t bytes) {
     CUdeviceptr base = 0;
     CUresult const r = vmm_driver::get().mem_address_reserve(&base, bytes, granularity_, 0, 0);
     if (r != CUDA_SUCCESS) {
@@ -526,7 +527,6 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
   std::vector<int> peers_;
   std::size_t granularity_{};
   std::size_t reservation_{};
-  std::size_t total_{};
   mutable std::mutex mtx_;
   std::unordered_map<CUdeviceptr, allocation> live_;
   std::vector<deferred> pending_;
