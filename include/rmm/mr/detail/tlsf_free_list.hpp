@@ -285,6 +285,49 @@ class tlsf_free_list {
   void shrink_region(region_id id, std::size_t new_size);
 
   /**
+   * @brief Allocates exactly [@p ptr, @p ptr + @p size) out of the free block (of any tag) that
+   * starts at @p block: the parts of it before and after the range stay free with its tag. The
+   * pool uses it to take a chosen range out of service while the physical memory behind it is
+   * unmapped (a "hole"); deallocating the range later returns it like any block. O(1) plus up to
+   * two address-map inserts.
+   *
+   * @pre @p ptr and @p size are multiples of the granularity, @p size is non-zero, and
+   * [@p ptr, @p ptr + @p size) lies inside the free block at @p block.
+   * @throws std::invalid_argument naming the values if no free block starts at @p block or any
+   * other precondition fails; std::bad_alloc (or std::length_error) if bookkeeping cannot grow.
+   * The list is then unchanged.
+   */
+  void allocate_range(std::uintptr_t block, std::uintptr_t ptr, std::size_t size);
+
+  /**
+   * @brief Joins the allocated block at @p first with the allocated block that follows it
+   * physically (in the same region), which must start at @p second: one allocated block of both
+   * sizes remains at @p first, to be deallocated with their sum. The pool joins adjacent holes
+   * so that mapping one back makes one block. O(1) plus one address-map erase; never allocates.
+   * @throws std::invalid_argument naming the values if no allocated block starts at @p first or
+   * the block after it is not an allocated block starting at @p second; the list is then
+   * unchanged.
+   */
+  void join_allocated(std::uintptr_t first, std::uintptr_t second);
+
+  /**
+   * @brief Sizes of the free blocks of tag @p tag just before and just after the allocated
+   * block at @p ptr (0 where that neighbour is allocated, of another tag or absent): what
+   * `deallocate(ptr, size, tag)` would merge it with. O(1).
+   * @throws std::invalid_argument if no allocated block starts at @p ptr.
+   */
+  [[nodiscard]] std::pair<std::size_t, std::size_t> free_neighbours(std::uintptr_t ptr,
+                                                                    tag_t tag) const;
+
+  /**
+   * @brief Number of allocated blocks in region @p id. O(1).
+   * @throws std::invalid_argument if @p id does not name a current region.
+   */
+  [[nodiscard]] std::size_t region_allocated_blocks(region_id id) const {
+    return live_region(id).allocated_blocks;
+  }
+
+  /**
    * @brief Removes every region that is entirely free and a single free block (all its free
    * space carries one tag) and returns them as (base, size), in increasing address order, so the
    * caller can give them back upstream.
@@ -410,146 +453,25 @@ class tlsf_free_list {
     return nil;
   }
 
+  // Block mechanics (tlsf_free_list_blocks.hpp).
   // Allocates the front `size` bytes of free block idx; strong exception guarantee.
-  std::uintptr_t carve(index_t idx, std::size_t size) {
-    std::size_t const rest = blocks_[idx].size - size;
-    index_t const tail     = rest != 0 ? new_block(blocks_[idx].base + size, rest) : nil;
-    unlink_free(idx);
-    block& b = blocks_[idx];
-    b.free   = false;
-    b.size   = size;
-    free_bytes_ -= size;
-    allocated_bytes_ += size;
-    ++regions_[b.region].allocated_blocks;
-    if (tail != nil) {
-      block& t    = blocks_[tail];
-      t.region    = b.region;
-      t.free      = true;
-      t.tag       = b.tag;
-      t.prev_phys = idx;
-      t.next_phys = b.next_phys;
-      if (b.next_phys != nil) {
-        blocks_[b.next_phys].prev_phys = tail;
-      }
-      b.next_phys = tail;
-      if (t.next_phys == nil) {
-        regions_[b.region].last_block = tail;
-      }
-      link_free(tail);
-    }
-    return b.base;
-  }
-
+  std::uintptr_t carve(index_t idx, std::size_t size);
   // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
-  void coalesce_and_link(index_t idx) noexcept {
-    tag_t const tag    = blocks_[idx].tag;
-    index_t const next = blocks_[idx].next_phys;
-    if (next != nil && blocks_[next].free && blocks_[next].tag == tag) {
-      unlink_free(next);
-      absorb_next(idx);
-    }
-    index_t const prev = blocks_[idx].prev_phys;
-    if (prev != nil && blocks_[prev].free && blocks_[prev].tag == tag) {
-      unlink_free(prev);
-      absorb_next(prev);
-      idx = prev;
-    }
-    link_free(idx);
-  }
-
+  void coalesce_and_link(index_t idx) noexcept;
   // Merges the (unlinked) next neighbour into idx and frees its descriptor.
-  void absorb_next(index_t idx) noexcept {
-    index_t const next = blocks_[idx].next_phys;
-    block& b           = blocks_[idx];
-    b.size += blocks_[next].size;
-    b.next_phys = blocks_[next].next_phys;
-    if (b.next_phys != nil) {
-      blocks_[b.next_phys].prev_phys = idx;
-    } else {
-      regions_[b.region].last_block = idx;
-    }
-    drop_block(next);
-  }
-
-  void link_free(index_t idx) noexcept {
-    block& b           = blocks_[idx];
-    free_index& x      = index_[b.tag];
-    size_class const c = class_of_size(b.size);
-    index_t& head      = x.heads[c.fl][c.sl];
-    b.prev_free        = nil;
-    b.next_free        = head;
-    if (head != nil) {
-      blocks_[head].prev_free = idx;
-    }
-    head = idx;
-    x.sl_bitmap[c.fl] |= std::uint32_t{1} << c.sl;
-    x.fl_bitmap |= std::uint64_t{1} << c.fl;
-    ++x.num_free;
-    x.free_bytes += b.size;
-    ++num_free_blocks_;
-  }
-
-  void unlink_free(index_t idx) noexcept {
-    block const& b     = blocks_[idx];
-    free_index& x      = index_[b.tag];
-    size_class const c = class_of_size(b.size);
-    if (b.prev_free != nil) {
-      blocks_[b.prev_free].next_free = b.next_free;
-    } else {
-      x.heads[c.fl][c.sl] = b.next_free;
-    }
-    if (b.next_free != nil) {
-      blocks_[b.next_free].prev_free = b.prev_free;
-    }
-    if (x.heads[c.fl][c.sl] == nil) {
-      x.sl_bitmap[c.fl] &= ~(std::uint32_t{1} << c.sl);
-      if (x.sl_bitmap[c.fl] == 0) {
-        x.fl_bitmap &= ~(std::uint64_t{1} << c.fl);
-      }
-    }
-    --x.num_free;
-    x.free_bytes -= b.size;
-    --num_free_blocks_;
-  }
+  void absorb_next(index_t idx) noexcept;
+  // Adds / removes free block idx to / from its tag's size-class index.
+  void link_free(index_t idx) noexcept;
+  void unlink_free(index_t idx) noexcept;
+  // A descriptor for [base, base + size) registered in the address map; strong guarantee.
+  index_t new_block(std::uintptr_t base, std::size_t size);
+  void drop_block(index_t idx) noexcept;
 
   void ensure_tag(tag_t tag) {
     if (tag >= index_.size()) {
       index_.resize(std::size_t{tag} + 1);
     }
   }
-
-  // A descriptor for [base, base + size) registered in the address map; strong guarantee.
-  index_t new_block(std::uintptr_t base, std::size_t size) {
-    index_t idx = spare_blocks_;
-    if (idx != nil) {
-      spare_blocks_ = blocks_[idx].next_free;
-    } else {
-      if (blocks_.size() >= nil) {
-        throw std::length_error("tlsf_free_list: too many blocks");
-      }
-      blocks_.emplace_back();
-      idx = static_cast<index_t>(blocks_.size() - 1);
-    }
-    try {
-      by_address_.emplace(base, idx);
-    } catch (...) {
-      blocks_[idx].next_free = spare_blocks_;
-      spare_blocks_          = idx;
-      throw;
-    }
-    blocks_[idx]      = block{};
-    blocks_[idx].base = base;
-    blocks_[idx].size = size;
-    return idx;
-  }
-
-  void drop_block(index_t idx) noexcept {
-    by_address_.erase(blocks_[idx].base);
-    blocks_[idx]           = block{};
-    blocks_[idx].next_free = spare_blocks_;
-    spare_blocks_          = idx;
-  }
-
   // Region slots and removal (tlsf_free_list_regions.hpp).
   region_id acquire_region();
   void release_region(region_id rid) noexcept;
@@ -559,6 +481,9 @@ class tlsf_free_list {
   // values when its precondition fails, and changes nothing.
   [[nodiscard]] index_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const;
   void check_size(char const* what, std::size_t size) const;
+  [[nodiscard]] index_t check_range(std::uintptr_t block_base,
+                                    std::uintptr_t ptr,
+                                    std::size_t size) const;
   void check_new_region(std::uintptr_t base, std::size_t size) const;
   [[nodiscard]] region const& live_region(region_id id) const;
   void check_extend(region_id id, std::size_t bytes) const;
@@ -592,5 +517,6 @@ class tlsf_free_list {
 
 }  // namespace rmm::mr::detail
 
+#include <rmm/mr/detail/tlsf_free_list_blocks.hpp>
 #include <rmm/mr/detail/tlsf_free_list_checks.hpp>
 #include <rmm/mr/detail/tlsf_free_list_regions.hpp>

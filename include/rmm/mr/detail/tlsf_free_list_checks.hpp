@@ -49,6 +49,27 @@ inline auto tlsf_free_list::lookup_allocated(std::uintptr_t ptr, std::size_t siz
   return found;
 }
 
+inline auto tlsf_free_list::check_range(std::uintptr_t block_base,
+                                        std::uintptr_t ptr,
+                                        std::size_t size) const -> index_t {
+  std::string const where = "tlsf_free_list: allocate_range of " + std::to_string(size) +
+                            " bytes at " + hex(ptr) + " from the block at " + hex(block_base);
+  if (size == 0 || (size & (granularity_ - 1)) != 0 || (ptr & (granularity_ - 1)) != 0) {
+    throw std::invalid_argument(where + ": the address and size must be multiples of " +
+                                std::to_string(granularity_) + " and the size non-zero");
+  }
+  index_t const idx = by_address_.find(block_base);
+  if (idx == address_map::npos || !blocks_[idx].free) {
+    throw std::invalid_argument(where + ": no free block starts there");
+  }
+  block const& b = blocks_[idx];
+  if (ptr < b.base || ptr - b.base > b.size || size > b.size - (ptr - b.base)) {
+    throw std::invalid_argument(where + ": the range is not inside that block " +
+                                tlsf_range_text(b.base, b.size));
+  }
+  return idx;
+}
+
 inline void tlsf_free_list::check_size(char const* what, std::size_t size) const {
   if (size == 0 || (size & (granularity_ - 1)) != 0) {
     throw std::invalid_argument(std::string{"tlsf_free_list: "} + what + " size " +

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -99,6 +100,96 @@ inline void tlsf_free_list::shrink_region(region_id id, std::size_t new_size) {
   r.size = new_size;
   free_bytes_ -= removed;
   total_bytes_ -= removed;
+}
+
+inline void tlsf_free_list::allocate_range(std::uintptr_t block_base,
+                                           std::uintptr_t ptr,
+                                           std::size_t size) {
+  index_t const idx      = check_range(block_base, ptr, size);
+  block const& b         = blocks_[idx];
+  std::size_t const head = ptr - b.base;
+  std::size_t const rest = b.size - head - size;
+  if (head == 0) {
+    carve(idx, size);
+    return;
+  }
+  // Every allocating step first: the middle block and, if any, the free block after it.
+  index_t const mid = new_block(ptr, size);
+  index_t tail      = nil;
+  if (rest != 0) {
+    try {
+      tail = new_block(ptr + size, rest);
+    } catch (...) {
+      drop_block(mid);
+      throw;
+    }
+  }
+  unlink_free(idx);
+  block& h            = blocks_[idx];
+  index_t const after = h.next_phys;
+  region& r           = regions_[h.region];
+  h.size              = head;
+  block& m            = blocks_[mid];
+  m.region            = h.region;
+  m.prev_phys         = idx;
+  h.next_phys         = mid;
+  index_t last        = mid;
+  if (tail != nil) {
+    block& t    = blocks_[tail];
+    t.region    = h.region;
+    t.free      = true;
+    t.tag       = h.tag;
+    t.prev_phys = mid;
+    m.next_phys = tail;
+    last        = tail;
+  }
+  blocks_[last].next_phys = after;
+  if (after != nil) {
+    blocks_[after].prev_phys = last;
+  } else {
+    r.last_block = last;
+  }
+  ++r.allocated_blocks;
+  free_bytes_ -= size;
+  allocated_bytes_ += size;
+  link_free(idx);
+  if (tail != nil) {
+    link_free(tail);
+  }
+}
+
+inline void tlsf_free_list::join_allocated(std::uintptr_t first, std::uintptr_t second) {
+  index_t const idx  = by_address_.find(first);
+  index_t const next = idx == address_map::npos ? nil : blocks_[idx].next_phys;
+  if (idx == address_map::npos || blocks_[idx].free || next == nil || blocks_[next].free ||
+      blocks_[next].base != second) {
+    throw std::invalid_argument("tlsf_free_list: join_allocated of " + hex(first) + " and " +
+                                hex(second) +
+                                ": not two physically adjacent allocated blocks of one region");
+  }
+  block& b = blocks_[idx];
+  b.size += blocks_[next].size;
+  b.next_phys = blocks_[next].next_phys;
+  if (b.next_phys != nil) {
+    blocks_[b.next_phys].prev_phys = idx;
+  } else {
+    regions_[b.region].last_block = idx;
+  }
+  --regions_[b.region].allocated_blocks;
+  drop_block(next);
+}
+
+inline auto tlsf_free_list::free_neighbours(std::uintptr_t ptr, tag_t tag) const
+    -> std::pair<std::size_t, std::size_t> {
+  index_t const idx = by_address_.find(ptr);
+  if (idx == address_map::npos || blocks_[idx].free) {
+    throw std::invalid_argument("tlsf_free_list: free_neighbours of " + hex(ptr) +
+                                ", which is not the start of an allocated block");
+  }
+  auto size_of = [&](index_t n) -> std::size_t {
+    return n != nil && blocks_[n].free && blocks_[n].tag == tag ? blocks_[n].size : 0;
+  };
+  return {size_of(blocks_[idx].prev_phys), size_of(blocks_[idx].next_phys)};
 }
 
 inline auto tlsf_free_list::trailing_free_block(region_id id) const
