@@ -126,9 +126,10 @@ TEST_CASE("vmm: shrinking unmaps the tail and the device's free memory rises", "
   virtual_memory_resource mr;
   rmm::cuda_stream stream;
   std::size_t const g = mr.granularity();
-  void* p             = mr.allocate(stream, 4 * MiB, 256);
-  std::size_t bytes   = 4 * MiB;
-  for (int i = 0; i < 64; ++i) {  // 64 more pieces of 4 MiB
+  // 32 MiB mapped at once comes in pieces of an eighth: [0, 4), [4, 8), ... MiB.
+  void* p           = mr.allocate(stream, 32 * MiB, 256);
+  std::size_t bytes = 32 * MiB;
+  for (int i = 0; i < 64; ++i) {  // 64 more steps of 4 MiB
     REQUIRE(mr.try_resize(p, bytes, bytes + 4 * MiB, stream));
     bytes += 4 * MiB;
   }

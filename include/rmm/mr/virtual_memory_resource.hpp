@@ -16,6 +16,7 @@
 #include <cuda/stream_ref>
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace rmm::mr {
@@ -117,9 +118,54 @@ class virtual_memory_resource : public cuda::mr::shared_resource<detail::virtual
     return state().try_resize(ptr, old_bytes, new_bytes, stream);
   }
 
-  /// @brief Bytes of physical memory mapped for the allocation at @p ptr (a multiple of the
-  /// granularity). @throws rmm::logic_error if @p ptr is not a live allocation.
+  /// @brief The mapped end of the allocation at @p ptr: memory is mapped from @p ptr up to this
+  /// many bytes (a multiple of the granularity), except in ranges given back by `decommit`.
+  /// @throws rmm::logic_error if @p ptr is not a live allocation.
   [[nodiscard]] std::size_t mapped_size(void const* ptr) const { return state().mapped_size(ptr); }
+
+  /**
+   * @brief The runs `(offset, bytes)` inside [@p offset, @p offset + @p bytes) of the allocation
+   * at @p ptr that `decommit` can unmap: whole pieces of physical memory (each `cuMemCreate`
+   * maps at most an eighth of what one call maps, and at least one granule), in increasing
+   * order. The piece holding the mapped end is never included, so the mapped end stays put.
+   * @throws rmm::logic_error if @p ptr is not a live allocation.
+   */
+  [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> decommittable(
+      void const* ptr, std::size_t offset, std::size_t bytes) const {
+    return state().decommittable(ptr, offset, bytes);
+  }
+
+  /**
+   * @brief Unmaps and releases [@p offset, @p offset + @p bytes) in the middle of the allocation
+   * at @p ptr, after the work queued so far on @p stream (the unmap is deferred like a free's),
+   * leaving a hole in its address range that nobody may touch until `commit` maps it again. The
+   * address range and the rest of the allocation are unchanged.
+   *
+   * @pre The range is one of the runs `decommittable` reported (or a run of whole pieces inside
+   * one), and the caller no longer uses it.
+   * @throws rmm::logic_error if @p ptr is not a live allocation or the range is not whole mapped
+   * pieces below the mapped end; nothing is changed then.
+   */
+  void decommit(void* ptr,
+                std::size_t offset,
+                std::size_t bytes,
+                cuda::stream_ref stream = cuda_stream_view{}) {
+    state().decommit(ptr, offset, bytes, stream);
+  }
+
+  /**
+   * @brief Maps new physical memory into every hole left by `decommit` in [@p offset, @p offset +
+   * @p bytes) of the allocation at @p ptr (ranges already mapped are left as they are), with the
+   * same access as the rest. Its contents are undefined. The memory belongs to no stream.
+   *
+   * @return true if the whole range is now mapped; false, with nothing changed, if the device
+   * cannot provide the memory.
+   * @throws rmm::logic_error if @p ptr is not a live allocation or the range is not whole granules
+   * below `mapped_size(ptr)`.
+   */
+  bool commit(void* ptr, std::size_t offset, std::size_t bytes) {
+    return state().commit(ptr, offset, bytes);
+  }
 
   /// @brief Address space reserved for the allocation at @p ptr: the most it can grow to.
   /// @throws rmm::logic_error if @p ptr is not a live allocation.

@@ -13,6 +13,7 @@
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_resource_base.hpp>
+#include <rmm/mr/detail/vmm_deferred_unmaps.hpp>
 #include <rmm/mr/detail/vmm_driver.hpp>
 #include <rmm/process_is_exiting.hpp>
 
@@ -32,15 +33,6 @@
 #include <vector>
 
 namespace rmm::mr::detail {
-
-/// @brief Counters of a virtual_memory_resource (bytes).
-struct virtual_memory_counters {
-  std::size_t reserved{};     ///< address space reserved (live allocations and deferred frees)
-  std::size_t mapped{};       ///< physical memory mapped, including unmaps not yet done
-  std::size_t used{};         ///< bytes asked for by live allocations (their current sizes)
-  std::size_t peak_mapped{};  ///< the most `mapped` has been
-  std::size_t allocations{};  ///< live allocations
-};
 
 /// @brief Shared state of virtual_memory_resource. Not for direct use.
 class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
@@ -97,13 +89,10 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     } catch (...) {
     }
     cudaGetLastError();
-    drain(true);
+    deferred_.drain(true);
     for (auto& [base, a] : live_) {
-      unmap_all(base, a.maps);
+      vmm_unmap_all(base, a.maps, counters_);
       vmm_driver::get().mem_address_free(base, a.reserved);
-    }
-    for (cudaEvent_t e : spare_events_) {
-      cudaEventDestroy(e);
     }
   }
 
@@ -120,7 +109,7 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
                 rmm::out_of_memory);
     std::size_t const mapped = align_up(bytes, granularity_);
     std::lock_guard<std::mutex> lock(mtx_);
-    drain(false);
+    deferred_.drain(false);
     cuda_set_device_raii guard{device_};
     CUdeviceptr base = reserve(std::max(mapped, reservation_));
     allocation a{std::max(mapped, reservation_), bytes, 0, {}};
@@ -144,7 +133,7 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     try {
       live_.try_emplace(base).first->second = std::move(a);
     } catch (...) {  // the map could not grow: `a` is untouched
-      unmap_all(base, a.maps);
+      vmm_unmap_all(base, a.maps, counters_);
       vmm_driver::get().mem_address_free(base, a.reserved);
       throw;
     }
@@ -173,8 +162,8 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     counters_.used -= a.size;
     --counters_.allocations;
     auto const base = reinterpret_cast<CUdeviceptr>(ptr);
-    defer(stream, base, std::move(a.maps), base, a.reserved);
-    drain(false);
+    deferred_.defer(stream, base, std::move(a.maps), base, a.reserved);
+    deferred_.drain(false);
   }
 
   bool try_resize(void* ptr,
@@ -191,14 +180,14 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     }
     std::size_t const target = align_up(new_bytes, granularity_);
     if (target > a.mapped) {
-      drain(false);
-      settle_range(base + a.mapped, base + target);
+      deferred_.drain(false);
+      deferred_.settle_range(base + a.mapped, base + target);
       cuda_set_device_raii guard{device_};
       if (!map_more(base, a, target)) {
         return false;
       }
     } else if (target < a.mapped) {
-      std::vector<mapping> tail;
+      std::vector<vmm_mapping> tail;
       while (!a.maps.empty() && a.maps.back().offset >= target) {
         tail.push_back(a.maps.back());
         a.maps.pop_back();
@@ -206,8 +195,8 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
       a.mapped = a.maps.empty() ? 0 : a.maps.back().offset + a.maps.back().bytes;
       if (!tail.empty()) {
         std::reverse(tail.begin(), tail.end());  // ascending offsets, as settle_range expects
-        defer(stream, base, std::move(tail), 0, 0);
-        drain(false);
+        deferred_.defer(stream, base, std::move(tail), 0, 0);
+        deferred_.drain(false);
       }
     }
     counters_.used = counters_.used - a.size + new_bytes;
@@ -231,14 +220,104 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     return it->second.reserved;
   }
 
+  // Runs (offset, bytes) of whole pieces inside [offset, offset + bytes) of the allocation at
+  // `ptr`, the piece holding its mapped end excepted: what decommit() accepts.
+  [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> decommittable(
+      void const* ptr, std::size_t offset, std::size_t bytes) const {
+    std::lock_guard<std::mutex> lock(mtx_);
+    allocation const& a = live_at(ptr, "decommittable");
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    std::size_t const end = offset + std::min(bytes, a.mapped - std::min(offset, a.mapped));
+    for (std::size_t i = first_map_from(a, offset); i + 1 < a.maps.size(); ++i) {
+      vmm_mapping const& m = a.maps[i];
+      if (m.offset + m.bytes > end) {
+        break;
+      }
+      if (!runs.empty() && runs.back().first + runs.back().second == m.offset) {
+        runs.back().second += m.bytes;
+      } else {
+        runs.emplace_back(m.offset, m.bytes);
+      }
+    }
+    return runs;
+  }
+
+  // Unmaps [offset, offset + bytes) of the allocation at `ptr`, after the work queued on
+  // `stream`; the range must be whole pieces, as decommittable() reports.
+  void decommit(void* ptr, std::size_t offset, std::size_t bytes, cuda::stream_ref stream) {
+    std::lock_guard<std::mutex> lock(mtx_);
+    allocation& a       = live_at(ptr, "decommit");
+    std::size_t const i = first_map_from(a, offset);
+    std::size_t n       = 0;
+    std::size_t covered = 0;
+    while (i + n + 1 < a.maps.size() && covered < bytes &&
+           a.maps[i + n].offset == offset + covered) {
+      covered += a.maps[i + n].bytes;
+      ++n;
+    }
+    RMM_EXPECTS(n > 0 && covered == bytes,
+                std::string{name} + ": decommit of [" + std::to_string(offset) + ", " +
+                    std::to_string(offset + bytes) + ") of " + hex(ptr) +
+                    ", which is not a run of whole mapped pieces before the mapped end");
+    auto const first = a.maps.begin() + static_cast<std::ptrdiff_t>(i);
+    std::vector<vmm_mapping> gone(first, first + static_cast<std::ptrdiff_t>(n));
+    a.maps.erase(first, first + static_cast<std::ptrdiff_t>(n));
+    deferred_.defer(stream, reinterpret_cast<CUdeviceptr>(ptr), std::move(gone), 0, 0);
+    deferred_.drain(false);
+  }
+
+  // Maps every unmapped granule of [offset, offset + bytes), which lies below the mapped end of
+  // the allocation at `ptr`. False (nothing changed) if the memory cannot be had.
+  bool commit(void* ptr, std::size_t offset, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mtx_);
+    allocation& a = live_at(ptr, "commit");
+    RMM_EXPECTS(offset % granularity_ == 0 && bytes % granularity_ == 0 && bytes <= a.mapped &&
+                    offset <= a.mapped - bytes,
+                std::string{name} + ": commit of [" + std::to_string(offset) + ", " +
+                    std::to_string(offset + bytes) + ") of " + hex(ptr) +
+                    ": not whole granules below the mapped end " + std::to_string(a.mapped));
+    auto const base = reinterpret_cast<CUdeviceptr>(ptr);
+    deferred_.drain(false);
+    deferred_.settle_range(base + offset, base + offset + bytes);
+    // The unmapped runs of the range, found before anything is mapped (a piece before `offset`
+    // may reach into it).
+    std::vector<std::pair<std::size_t, std::size_t>> gaps;
+    std::size_t const end = offset + bytes;
+    std::size_t i         = first_map_from(a, offset);
+    std::size_t at        = offset;
+    if (i > 0) {
+      at = std::max(at, a.maps[i - 1].offset + a.maps[i - 1].bytes);
+    }
+    for (; at < end; ++i) {
+      std::size_t const next = i < a.maps.size() ? std::min(a.maps[i].offset, end) : end;
+      if (next > at) {
+        gaps.emplace_back(at, next);
+      }
+      if (i >= a.maps.size()) {
+        break;
+      }
+      at = std::max(at, a.maps[i].offset + a.maps[i].bytes);
+    }
+    cuda_set_device_raii guard{device_};
+    for (std::size_t g = 0; g < gaps.size(); ++g) {
+      if (!map_gap(base, a, gaps[g].first, gaps[g].second)) {
+        for (std::size_t k = 0; k < g; ++k) {
+          unmap_now(base, a, gaps[k].first, gaps[k].second);
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
   void flush() {
     std::lock_guard<std::mutex> lock(mtx_);
-    drain(true);
+    deferred_.drain(true);
   }
 
   [[nodiscard]] virtual_memory_counters counters() const {
     std::lock_guard<std::mutex> lock(mtx_);
-    const_cast<virtual_memory_state*>(this)->drain(false);
+    const_cast<virtual_memory_state*>(this)->deferred_.drain(false);
     return counters_;
   }
 
@@ -253,25 +332,11 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
   }
 
  private:
-  // One cuMemCreate'd piece of physical memory, mapped at `offset` into its reservation.
-  struct mapping {
-    CUmemGenericAllocationHandle handle;
-    std::size_t offset;
-    std::size_t bytes;
-  };
   struct allocation {
-    std::size_t reserved;  // address space
-    std::size_t size;      // bytes asked for
-    std::size_t mapped;    // mapped prefix, a multiple of the granularity
-    std::vector<mapping> maps;
-  };
-  // Physical memory (and possibly the reservation) to give back once `event` has completed.
-  struct deferred {
-    cudaEvent_t event;  // null: the stream was synchronised instead
-    CUdeviceptr base;   // reservation to free (with `reserved` bytes), or 0 for a tail only
-    std::size_t reserved;
-    CUdeviceptr maps_base;
-    std::vector<mapping> maps;
+    std::size_t reserved;           // address space
+    std::size_t size;               // bytes asked for
+    std::size_t mapped;             // mapped prefix, a multiple of the granularity
+    std::vector<vmm_mapping> maps;  // ascending offsets; gaps are decommitted holes
   };
 
   void check(CUresult r, char const* what) const {
@@ -307,6 +372,38 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     return it->second;
   }
 
+  allocation& live_at(void const* ptr, char const* what) {
+    auto it = live_.find(reinterpret_cast<CUdeviceptr>(ptr));
+    RMM_EXPECTS(it != live_.end(),
+                std::string{name} + ": " + what + " of unknown pointer " + hex(ptr));
+    return it->second;
+  }
+  allocation const& live_at(void const* ptr, char const* what) const {
+    return const_cast<virtual_memory_state*>(this)->live_at(ptr, what);
+  }
+
+  // Index of the first piece at or after `offset`.
+  static std::size_t first_map_from(allocation const& a, std::size_t offset) {
+    auto const it = std::lower_bound(
+        a.maps.begin(), a.maps.end(), offset, [](vmm_mapping const& m, std::size_t o) {
+          return m.offset < o;
+        });
+    return static_cast<std::size_t>(it - a.maps.begin());
+  }
+
+  // Unmaps the pieces inside [from, to) at once (memory this call mapped and nobody used).
+  void unmap_now(CUdeviceptr base, allocation& a, std::size_t from, std::size_t to) noexcept {
+    vmm_driver const& drv = vmm_driver::get();
+    auto const first      = a.maps.begin() + static_cast<std::ptrdiff_t>(first_map_from(a, from));
+    auto last             = first;
+    for (; last != a.maps.end() && last->offset < to; ++last) {
+      drv.mem_unmap(base + last->offset, last->bytes);
+      drv.mem_release(last->handle);
+      counters_.mapped -= last->bytes;
+    }
+    a.maps.erase(first, last);
+  }
+
   // A reservation of `bytes` aligned to the granularity, or 0 (last_error_ says why).
   CUdeviceptr reserve(std::size_t bytes) {
     CUdeviceptr base = 0;
@@ -319,61 +416,82 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     return base;
   }
 
-  // The most physical memory one cuMemCreate provides. Memory is unmapped piece by piece, so
-  // this bounds what a shrink must leave mapped beyond the new end (a piece straddling it stays);
-  // larger pieces make growing by much cost fewer driver calls.
-  [[nodiscard]] std::size_t piece_bytes() const noexcept { return 16 * granularity_; }
+  // How many pieces one mapping call uses at most (beyond the one-granule minimum). Memory is
+  // unmapped piece by piece, so smaller pieces let a shrink or decommit() give back more of a
+  // fragmented range; fewer pieces make mapping much at once cost fewer driver calls. The
+  // ResNet-50 replay under a cap (growth_sim, docs/expandable_pool.md) needs pieces of at most an
+  // eighth of each growth step to reach 0.98 of its peak.
+  static constexpr std::size_t pieces_per_map = 8;
 
-  // Maps [a.mapped, target) of the reservation at `base` in pieces of at most piece_bytes(), with
-  // read-write access for the device and its peers. False (last_error_ says why, nothing changed)
-  // if the device cannot provide the memory even after every deferred unmap has been waited for.
+  [[nodiscard]] std::size_t piece_for(std::size_t bytes) const noexcept {
+    return std::max(granularity_, bytes / pieces_per_map / granularity_ * granularity_);
+  }
+
+  // Maps [a.mapped, target) of the reservation at `base` and moves the mapped end to `target`.
   bool map_more(CUdeviceptr base, allocation& a, std::size_t target) {
-    std::size_t const start = a.mapped;
-    std::size_t const kept  = a.maps.size();
-    a.maps.reserve(kept + (target - start + piece_bytes() - 1) / piece_bytes());
+    if (!map_gap(base, a, a.mapped, target)) {
+      return false;
+    }
+    a.mapped = target;
+    return true;
+  }
+
+  // Maps the unmapped [from, to) of the reservation at `base` in pieces of piece_for(to - from),
+  // with read-write access for the device and its peers, and files the pieces in a.maps. False
+  // (last_error_ says why, nothing changed) if the device cannot provide the memory even after
+  // every deferred unmap has been waited for.
+  bool map_gap(CUdeviceptr base, allocation& a, std::size_t from, std::size_t to) {
+    std::size_t const piece = piece_for(to - from);
+    std::vector<vmm_mapping> added;
+    added.reserve((to - from + piece - 1) / piece);
+    a.maps.reserve(a.maps.size() + added.capacity());  // the insert below cannot throw
     CUresult r = CUDA_SUCCESS;
-    while (a.mapped < target && r == CUDA_SUCCESS) {
-      r = map_piece(base, a, std::min(target - a.mapped, piece_bytes()));
+    for (std::size_t at = from; at < to && r == CUDA_SUCCESS; at += piece) {
+      r = map_piece(base, added, at, std::min(piece, to - at));
     }
     if (r == CUDA_SUCCESS) {
-      r = set_access(base + start, target - start);
+      r = set_access(base + from, to - from);
       if (r != CUDA_SUCCESS) {
         last_error_ = "cuMemSetAccess returned " + vmm_driver::get().error_name(r);
       }
     }
     if (r != CUDA_SUCCESS) {
-      std::vector<mapping> added(a.maps.begin() + static_cast<std::ptrdiff_t>(kept), a.maps.end());
-      a.maps.resize(kept);
-      a.mapped = start;
-      unmap_all(base, added);
+      vmm_unmap_all(base, added, counters_);
       return false;
     }
+    auto const pos = std::lower_bound(
+        a.maps.begin(), a.maps.end(), from, [](vmm_mapping const& m, std::size_t offset) {
+          return m.offset < offset;
+        });
+    a.maps.insert(pos, added.begin(), added.end());
     counters_.peak_mapped = std::max(counters_.peak_mapped, counters_.mapped);
     return true;
   }
 
-  // Creates and maps one piece at the mapped end (capacity for it is reserved in a.maps).
-  CUresult map_piece(CUdeviceptr base, allocation& a, std::size_t bytes) {
+  // Creates one piece and maps it at `offset` (capacity for it is reserved in `added`).
+  CUresult map_piece(CUdeviceptr base,
+                     std::vector<vmm_mapping>& added,
+                     std::size_t offset,
+                     std::size_t bytes) {
     vmm_driver const& drv          = vmm_driver::get();
     CUmemAllocationProp const prop = properties();
     CUmemGenericAllocationHandle handle{};
     CUresult r = drv.mem_create(&handle, bytes, &prop, 0);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY && !pending_.empty()) {
-      drain(true);  // memory freed on streams may be what is missing
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && !deferred_.empty()) {
+      deferred_.drain(true);  // memory freed on streams may be what is missing
       r = drv.mem_create(&handle, bytes, &prop, 0);
     }
     if (r != CUDA_SUCCESS) {
       last_error_ = "cuMemCreate(" + std::to_string(bytes) + ") returned " + drv.error_name(r);
       return r;
     }
-    r = drv.mem_map(base + a.mapped, bytes, 0, handle, 0);
+    r = drv.mem_map(base + offset, bytes, 0, handle, 0);
     if (r != CUDA_SUCCESS) {
       drv.mem_release(handle);
       last_error_ = "cuMemMap(" + std::to_string(bytes) + ") returned " + drv.error_name(r);
       return r;
     }
-    a.maps.push_back({handle, a.mapped, bytes});  // no allocation: capacity was reserved
-    a.mapped += bytes;
+    added.push_back({handle, offset, bytes});
     counters_.mapped += bytes;
     return CUDA_SUCCESS;
   }
@@ -386,122 +504,6 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
       desc[i].flags         = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     }
     return vmm_driver::get().mem_set_access(at, bytes, desc.data(), desc.size());
-  }
-
-  void unmap_all(CUdeviceptr base, std::vector<mapping> const& maps) noexcept {
-    vmm_driver const& drv = vmm_driver::get();
-    for (mapping const& m : maps) {
-      drv.mem_unmap(base + m.offset, m.bytes);
-      drv.mem_release(m.handle);
-      counters_.mapped -= m.bytes;
-    }
-  }
-
-  // Queues the unmap of `maps` (offsets from `maps_base`) and the release of `reservation` (if not
-  // 0) after the
-  // work queued so far on `stream`. Mapping calls are not stream-ordered: unmapping now would pull
-  // the memory from under kernels still running. If no event can be recorded, the stream is
-  // synchronised and the memory given back at once.
-  void defer(cuda::stream_ref stream,
-             CUdeviceptr maps_base,
-             std::vector<mapping> maps,
-             CUdeviceptr reservation,
-             std::size_t reserved) noexcept {
-    deferred d{nullptr, reservation, reserved, maps_base, std::move(maps)};
-    try {
-      d.event = take_event();
-      if (cudaEventRecord(d.event, stream.get()) != cudaSuccess) {
-        cudaGetLastError();
-        spare_events_.push_back(d.event);
-        d.event = nullptr;
-      }
-      if (d.event != nullptr) {
-        pending_.push_back(std::move(d));
-        return;
-      }
-    } catch (...) {
-      cudaGetLastError();
-    }
-    cudaStreamSynchronize(stream.get());
-    give_back(d);
-  }
-
-  cudaEvent_t take_event() {
-    if (!spare_events_.empty()) {
-      cudaEvent_t e = spare_events_.back();
-      spare_events_.pop_back();
-      return e;
-    }
-    cudaEvent_t e{};
-    RMM_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    return e;
-  }
-
-  void give_back(deferred& d) noexcept {
-    unmap_all(d.maps_base, d.maps);
-    if (d.base != 0) {
-      vmm_driver::get().mem_address_free(d.base, d.reserved);
-      counters_.reserved -= d.reserved;
-    }
-    if (d.event != nullptr) {
-      spare_events_.push_back(d.event);
-    }
-  }
-
-  // Gives back every deferred entry whose event has completed (all of them, waiting, if `wait`).
-  // Tails go first: a reservation can be freed only once nothing is mapped in it, and a tail
-  // unmap deferred on one stream may complete after the whole allocation's free on another.
-  void drain(bool wait) noexcept {
-    drain_pass(wait, false);
-    drain_pass(wait, true);
-  }
-
-  void drain_pass(bool wait, bool reservations) noexcept {
-    for (std::size_t i = 0; i < pending_.size();) {
-      deferred& d = pending_[i];
-      if ((d.base != 0) != reservations || (reservations && has_pending_tail(d.base))) {
-        ++i;
-        continue;
-      }
-      cudaError_t const s = wait ? cudaEventSynchronize(d.event) : cudaEventQuery(d.event);
-      if (s == cudaErrorNotReady) {
-        ++i;
-        continue;
-      }
-      cudaGetLastError();
-      give_back(d);
-      pending_[i] = std::move(pending_.back());
-      pending_.pop_back();
-    }
-  }
-
-  [[nodiscard]] bool has_pending_tail(CUdeviceptr reservation) const noexcept {
-    for (deferred const& d : pending_) {
-      if (d.base == 0 && d.maps_base == reservation) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // Waits for (and performs) the deferred unmaps of tails inside [lo, hi): the range is about
-  // to be mapped again.
-  void settle_range(CUdeviceptr lo, CUdeviceptr hi) noexcept {
-    for (std::size_t i = 0; i < pending_.size();) {
-      deferred& d         = pending_[i];
-      bool const overlaps = d.base == 0 && !d.maps.empty() &&
-                            d.maps_base + d.maps.back().offset < hi &&
-                            d.maps_base + d.maps.front().offset + d.maps.front().bytes > lo;
-      if (!overlaps) {
-        ++i;
-        continue;
-      }
-      cudaEventSynchronize(d.event);
-      cudaGetLastError();
-      give_back(d);
-      pending_[i] = std::move(pending_.back());
-      pending_.pop_back();
-    }
   }
 
   [[nodiscard]] std::string report(std::string const& what, std::string const& why) const {
@@ -529,9 +531,8 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
   std::size_t reservation_{};
   mutable std::mutex mtx_;
   std::unordered_map<CUdeviceptr, allocation> live_;
-  std::vector<deferred> pending_;
-  std::vector<cudaEvent_t> spare_events_;
   virtual_memory_counters counters_;
+  vmm_deferred_unmaps deferred_{counters_};  // after counters_, which it counts into
   std::string last_error_;
 };
 
