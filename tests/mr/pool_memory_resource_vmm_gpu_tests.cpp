@@ -1,7 +1,8 @@
 // pool_memory_resource over virtual_memory_resource (the expandable pool): one range grown in
 // place by whole granules, blocks that span growth steps, the maximum as a cap on mapped memory,
-// release() and the release threshold giving memory back, stream-ordered trimming, and falling
-// back to a new range when the reservation is full.
+// release() and the release threshold giving memory back, stream-ordered trimming, falling back
+// to a new range when the reservation is full, and holes: free memory in the middle unmapped
+// under the maximum or by release(), and mapped back when a request needs it.
 #include "../utilities/device_kernels.hpp"
 #include "../utilities/vmm_support.hpp"
 
@@ -28,6 +29,8 @@ using rmm::mr::virtual_memory_resource;
 constexpr std::size_t MiB = std::size_t{1} << 20U;
 
 using rmm::test::vmm_unavailable;
+
+void* at(void* p, std::size_t offset) { return static_cast<char*>(p) + offset; }
 
 }  // namespace
 
@@ -183,4 +186,96 @@ TEST_CASE("expandable pool: a full reservation falls back to a new range", "[gpu
   for (void* p : blocks) {
     pool.deallocate(stream, p, 4 * MiB, 256);
   }
+}
+
+TEST_CASE(
+    "expandable pool: under the maximum, free memory in the middle is unmapped and mapped "
+    "back when a request needs it",
+    "[gpu][pool][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource vmm;
+  std::size_t const g = vmm.granularity();
+  pool_memory_resource pool{vmm, 0, 12 * g};
+  rmm::cuda_stream stream;
+  void* a = pool.allocate(stream, 4 * g, 256);
+  void* b = pool.allocate(stream, 4 * g, 256);
+  void* c = pool.allocate(stream, 2 * g, 256);
+  REQUIRE(b == at(a, 4 * g));
+  REQUIRE(c == at(a, 8 * g));
+  rmm::test::fill_pattern(a, 4 * g, 1, stream.value());
+  rmm::test::fill_pattern(c, 2 * g, 2, stream.value());
+  pool.deallocate(stream, b, 4 * g, 256);
+  // 6 granules fit neither in b's 4 nor in the 2 left under the maximum: b's memory is unmapped
+  // (a hole) and the range grows at its end instead.
+  void* d = pool.allocate(stream, 6 * g, 256);
+  CHECK(d == at(a, 10 * g));
+  vmm.flush();
+  CHECK(vmm.mapped_bytes() == 12 * g);
+  CHECK(pool.pool_size() == 12 * g);
+  CHECK(pool.free_bytes() == 0);
+  CHECK(rmm::test::count_pattern_mismatches(a, 4 * g, 1, stream.value()) == 0);
+  CHECK(rmm::test::count_pattern_mismatches(c, 2 * g, 2, stream.value()) == 0);
+  rmm::test::fill_pattern(d, 6 * g, 3, stream.value());
+  CHECK(rmm::test::count_pattern_mismatches(d, 6 * g, 3, stream.value()) == 0);
+  // release() unmaps d's free tail; the hole stays a hole.
+  pool.deallocate(stream, d, 6 * g, 256);
+  pool.release();
+  CHECK(pool.pool_size() == 6 * g);
+  CHECK(vmm.mapped_bytes() == 6 * g);
+  // With a free, the hole and a make 8 granules: mapping the hole (4 granules) serves 7.
+  pool.deallocate(stream, a, 4 * g, 256);
+  void* e = pool.allocate(stream, 7 * g, 256);
+  CHECK(e == a);
+  CHECK(pool.pool_size() == 10 * g);
+  CHECK(vmm.mapped_bytes() == 10 * g);
+  rmm::test::fill_pattern(e, 7 * g, 4, stream.value());
+  CHECK(rmm::test::count_pattern_mismatches(e, 7 * g, 4, stream.value()) == 0);
+  CHECK(rmm::test::count_pattern_mismatches(c, 2 * g, 2, stream.value()) == 0);
+  pool.deallocate(stream, e, 7 * g, 256);
+  pool.deallocate(stream, c, 2 * g, 256);
+  pool.release();
+  CHECK(vmm.mapped_bytes() == 0);
+}
+
+TEST_CASE("expandable pool: release() unmaps free memory in the middle; the address is reused",
+          "[gpu][pool][vmm]") {
+  if (vmm_unavailable()) {
+    return;
+  }
+  virtual_memory_resource vmm;
+  std::size_t const g = vmm.granularity();
+  pool_memory_resource pool{vmm, 0};
+  rmm::cuda_stream stream;
+  void* x = pool.allocate(stream, 64 * MiB, 256);
+  void* y = pool.allocate(stream, 64 * MiB, 256);
+  void* z = pool.allocate(stream, g, 256);
+  rmm::test::fill_pattern(x, 64 * MiB, 1, stream.value());
+  rmm::test::fill_pattern(z, g, 2, stream.value());
+  pool.deallocate(stream, y, 64 * MiB, 256);
+  stream.synchronize();
+  std::size_t const free_before = rmm::available_device_memory().first;
+  pool.release();
+  CHECK(pool.pool_size() == 64 * MiB + g);
+  CHECK(vmm.mapped_bytes() == 64 * MiB + g);
+  CHECK(rmm::available_device_memory().first >= free_before + 60 * MiB);
+  CHECK(pool.free_bytes() == 0);
+  CHECK(rmm::test::count_pattern_mismatches(x, 64 * MiB, 1, stream.value()) == 0);
+  CHECK(rmm::test::count_pattern_mismatches(z, g, 2, stream.value()) == 0);
+  // The hole is mapped back for a request it serves rather than growing the end.
+  void* again = pool.allocate(stream, 64 * MiB, 256);
+  CHECK(again == y);
+  CHECK(pool.pool_size() == 128 * MiB + g);
+  rmm::test::fill_pattern(again, 64 * MiB, 3, stream.value());
+  CHECK(rmm::test::count_pattern_mismatches(again, 64 * MiB, 3, stream.value()) == 0);
+  pool.deallocate(stream, again, 64 * MiB, 256);
+  pool.release();  // a hole again
+  // A range whose only allocated blocks are holes goes back whole.
+  pool.deallocate(stream, x, 64 * MiB, 256);
+  pool.deallocate(stream, z, g, 256);
+  pool.release();
+  CHECK(pool.pool_size() == 0);
+  CHECK(vmm.mapped_bytes() == 0);
+  CHECK(vmm.reserved_bytes() == 0);
 }

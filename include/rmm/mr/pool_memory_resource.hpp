@@ -9,6 +9,7 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
+#include <rmm/mr/detail/expandable_range.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_ordered_core.hpp>
 #include <rmm/mr/detail/stream_resource_base.hpp>
@@ -48,7 +49,7 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
                             std::size_t initial_pool_size,
                             std::optional<std::size_t> maximum_pool_size)
       : upstream_{std::move(upstream)},
-        growable_upstream_{cuda::mr::resource_cast<virtual_memory_resource>(&upstream_)},
+        range_{cuda::mr::resource_cast<virtual_memory_resource>(&upstream_)},
         maximum_{maximum_pool_size.value_or(std::numeric_limits<std::size_t>::max())} {
     RMM_EXPECTS(initial_pool_size % CUDA_ALLOCATION_ALIGNMENT == 0,
                 std::string{name} + ": initial_pool_size " + std::to_string(initial_pool_size) +
@@ -64,16 +65,16 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
                       " is below initial_pool_size " + std::to_string(initial_pool_size));
     }
     if (initial_pool_size > 0) {
-      if (growable_upstream_ != nullptr) {  // whole granules: the cap counts mapped memory
-        initial_pool_size = std::min(maximum_, align_up(initial_pool_size, granularity()));
+      if (range_.upstream() != nullptr) {  // whole granules: the cap counts mapped memory
+        initial_pool_size = std::min(maximum_, align_up(initial_pool_size, range_.granularity()));
       }
       void* base =
           upstream_.allocate(cuda_stream_default, initial_pool_size, CUDA_ALLOCATION_ALIGNMENT);
       cuda_stream_default.synchronize();  // unowned memory must be usable on every stream
       region_id const id =
           free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), initial_pool_size, 0);
-      if (growable_upstream_ != nullptr) {
-        growable_ = id;
+      if (range_.upstream() != nullptr) {
+        range_.adopt(id);
       }
     }
   }
@@ -125,7 +126,7 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
 
   [[nodiscard]] std::size_t pool_size() const noexcept {
     std::lock_guard<spin_mutex> lock(mutex());
-    return free_list_.total_bytes();
+    return mapped_bytes();
   }
 
   [[nodiscard]] std::optional<std::size_t> maximum_pool_size() const noexcept {
@@ -145,15 +146,18 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
     return free_list_.largest_free_block();
   }
 
-  [[nodiscard]] bool grows_in_place() const noexcept { return growable_upstream_ != nullptr; }
+  [[nodiscard]] bool grows_in_place() const noexcept { return range_.upstream() != nullptr; }
 
   void release() {
     synchronize_and_release([this] {
       release_free_upstream();
-      trim_growable(0, cuda_stream_default, std::numeric_limits<std::size_t>::max());
+      range_.trim(free_list_, 0, cuda_stream_default, std::numeric_limits<std::size_t>::max());
+      if (range_.upstream() != nullptr) {
+        range_.punch_holes(free_list_, cuda_stream_default);
+      }
     });
-    if (growable_upstream_ != nullptr) {
-      growable_upstream_->flush();  // after the synchronisation every deferred unmap is due
+    if (range_.upstream() != nullptr) {
+      range_.upstream()->flush();  // after the synchronisation every deferred unmap is due
     }
   }
 
@@ -196,26 +200,29 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
   void retag(tag_t from, tag_t to) { free_list_.retag(from, to); }
   [[nodiscard]] std::size_t tag_free_bytes(tag_t tag) const { return free_list_.free_bytes(tag); }
 
-  // Growth policy. Over a growable upstream (virtual_memory_resource): extend the current range
-  // in place by the granules still missing after its free tail, so that the pool maps no more
-  // than its high-water mark rounded to a granule. Over any other upstream: a new chunk of the
+  // Growth policy. Over a growable upstream (virtual_memory_resource): map a hole whose free
+  // neighbours make the request fit, or extend the current range in place by the granules still
+  // missing after its free tail, so that the pool maps no more than its high-water mark rounded
+  // to a granule (detail/expandable_range.hpp). Over any other upstream: a new chunk of the
   // largest of the request, 32 MiB and an eighth of the pool, never beyond the maximum. The
   // eighth keeps the number of upstream calls logarithmic in the pool's size while bounding the
   // overshoot to 12.5% (the earlier "current size" doubled the pool: 4096 MiB for 2822 MiB
   // live on the ResNet-50 log; an eighth measures 0.90 there, see docs/benchmarks.md).
   bool grow(std::size_t size, cuda::stream_ref stream, tag_t tag) {
-    std::size_t const current = free_list_.total_bytes();
+    std::size_t const current = mapped_bytes();
     std::size_t const room    = current > maximum_ ? 0 : maximum_ - current;
-    if (growable_upstream_ != nullptr && grow_in_place(size, stream, tag, room)) {
+    if (range_.grow(free_list_, size, stream, tag, room, last_upstream_error_)) {
       return true;
     }
     if (size > room) {
-      last_upstream_error_ =
-          "growing by " + std::to_string(size) + " bytes would exceed the maximum";
+      if (range_.upstream() == nullptr) {
+        last_upstream_error_ =
+            "growing by " + std::to_string(size) + " bytes would exceed the maximum";
+      }
       return false;
     }
-    if (growable_upstream_ != nullptr) {
-      return take_from_upstream(std::min(room, align_up(size, granularity())), stream, tag);
+    if (range_.upstream() != nullptr) {
+      return take_from_upstream(std::min(room, align_up(size, range_.granularity())), stream, tag);
     }
     std::size_t const want =
         std::min(room,
@@ -225,87 +232,33 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
            (want != size && take_from_upstream(size, stream, tag));
   }
 
-  [[nodiscard]] std::size_t granularity() const noexcept {
-    return growable_upstream_->granularity();
-  }
-
-  // Maps what the growable range lacks for `size` after its free tail of `tag`.
-  bool grow_in_place(std::size_t size, cuda::stream_ref stream, tag_t tag, std::size_t room) {
-    if (!growable_) {
-      return false;
-    }
-    auto const tail        = free_list_.trailing_free_block(*growable_);
-    std::size_t const have = tail && tail->second == tag ? tail->first : 0;
-    std::size_t const by   = align_up(size - std::min(size, have), granularity());
-    if (by > room) {
-      last_upstream_error_ =
-          "growing the range by " + std::to_string(by) + " bytes would exceed the maximum";
-      return false;
-    }
-    std::uintptr_t const base = free_list_.region_base(*growable_);
-    std::size_t const bytes   = free_list_.region_size(*growable_);
-    void* const ptr           = reinterpret_cast<void*>(base);
-    try {
-      if (!growable_upstream_->try_resize(ptr, bytes, bytes + by, stream)) {
-        last_upstream_error_ = "the virtual range at " + format_hex(base) + " (" +
-                               std::to_string(bytes) + " bytes) could not grow by " +
-                               std::to_string(by) + " bytes";
-        return false;
-      }
-      try {
-        free_list_.extend_region(*growable_, by, tag);
-      } catch (...) {
-        growable_upstream_->try_resize(ptr, bytes + by, bytes, stream);
-        throw;
-      }
+  // The core's last growth attempt, after a device synchronisation: over a growable upstream,
+  // free memory in the middle of the ranges is unmapped first if growing alone fails (under the
+  // maximum, or when the device is out of memory), since no stream can still use it.
+  bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag) {
+    if (grow(size, stream, tag)) {
       return true;
-    } catch (std::exception const& e) {
-      last_upstream_error_ = std::string{"growing the virtual range failed: "} + e.what();
-      return false;
     }
+    return range_.upstream() != nullptr && range_.punch_holes(free_list_, stream) > 0 &&
+           grow(size, stream, tag);
   }
 
-  // Unmaps whole granules of the growable range's free tail (if its tag is `tag` or no stream's),
-  // at most `excess` bytes, after the work queued on `stream`.
-  void trim_growable(tag_t tag, cuda::stream_ref stream, std::size_t excess) {
-    if (!growable_) {
-      return;
-    }
-    auto const tail = free_list_.trailing_free_block(*growable_);
-    if (!tail || (tail->second != tag && tail->second != 0)) {
-      return;
-    }
-    std::size_t const g     = granularity();
-    std::size_t const bytes = free_list_.region_size(*growable_);
-    std::size_t const live  = bytes - tail->first;
-    std::size_t const keep =
-        std::max({g, align_up(live, g), bytes - std::min(bytes, align_down(excess, g))});
-    if (keep >= bytes) {
-      return;
-    }
-    void* const ptr = reinterpret_cast<void*>(free_list_.region_base(*growable_));
-    growable_upstream_->try_resize(ptr, bytes, keep, stream);
-    // Pieces of physical memory that straddle `keep` stay mapped: the range keeps them.
-    std::size_t const kept = std::min(bytes, growable_upstream_->mapped_size(ptr));
-    if (kept != keep) {
-      growable_upstream_->try_resize(ptr, keep, kept, stream);
-    }
-    if (kept < bytes) {
-      free_list_.shrink_region(*growable_, kept);
-    }
+  // Physical memory the pool holds: its ranges less their unmapped holes.
+  [[nodiscard]] std::size_t mapped_bytes() const noexcept {
+    return free_list_.total_bytes() - range_.unmapped();
   }
 
   void after_free(tag_t tag, cuda::stream_ref stream) noexcept {
-    if (!growable_) {
+    if (!range_.region()) {
       return;
     }
     std::size_t const threshold = release_threshold_.load(std::memory_order_relaxed);
     std::size_t const free      = free_list_.free_bytes();
-    if (free <= threshold || free - threshold < granularity()) {
+    if (free <= threshold || free - threshold < range_.granularity()) {
       return;
     }
     try {
-      trim_growable(tag, stream, free - threshold);
+      range_.trim(free_list_, tag, stream, free - threshold);
     } catch (std::exception const& e) {
       rmm::log(level_enum::error, std::string{name} + ": trimming failed: " + e.what());
     }
@@ -317,8 +270,8 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
       try {
         region_id const id =
             free_list_.insert_region(reinterpret_cast<std::uintptr_t>(base), bytes, tag);
-        if (growable_upstream_ != nullptr) {
-          growable_ = id;  // the newest range grows; older ones stay as they are
+        if (range_.upstream() != nullptr) {
+          range_.adopt(id);  // the newest range grows; older ones stay as they are
         }
       } catch (...) {
         upstream_.deallocate(stream, base, bytes, CUDA_ALLOCATION_ALIGNMENT);
@@ -333,12 +286,17 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
   }
 
   void release_free_upstream() {
-    std::optional<std::uintptr_t> const growable_base =
-        growable_ ? std::optional<std::uintptr_t>{free_list_.region_base(*growable_)}
-                  : std::nullopt;
+    if (range_.upstream() != nullptr) {
+      range_.free_holes_of_idle_ranges(free_list_);
+    }
+    std::vector<std::pair<region_id, std::uintptr_t>> ids;
+    free_list_.for_each_region(
+        [&](region_id id, std::uintptr_t base, std::size_t, bool) { ids.emplace_back(id, base); });
     for (auto const& [base, size] : free_list_.take_free_regions()) {
-      if (growable_base == base) {
-        growable_.reset();
+      for (auto const& [id, b] : ids) {
+        if (b == base) {
+          range_.forget(id);
+        }
       }
       upstream_.deallocate(
           cuda_stream_default, reinterpret_cast<void*>(base), size, CUDA_ALLOCATION_ALIGNMENT);
@@ -351,14 +309,13 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
                           : "maximum " + std::to_string(maximum_) + " bytes";
     return std::string{name} + ": cannot allocate " + std::to_string(requested) + " bytes (" +
            std::to_string(rounded) + " after rounding): pool size " +
-           std::to_string(free_list_.total_bytes()) + " bytes of " + max + ", free " +
+           std::to_string(mapped_bytes()) + " bytes of " + max + ", free " +
            std::to_string(free_list_.free_bytes()) + " bytes, largest free block " +
            std::to_string(free_list_.largest_free_block()) + " bytes; " + last_upstream_error_;
   }
 
   upstream_t mutable upstream_;
-  virtual_memory_resource* growable_upstream_;  // the upstream, if it can grow a range in place
-  std::optional<region_id> growable_;           // the range that grows in place
+  expandable_range range_;  // the range that grows in place, if the upstream can
   std::atomic<std::size_t> release_threshold_{std::numeric_limits<std::size_t>::max()};
   std::size_t maximum_;
   tlsf_free_list free_list_{CUDA_ALLOCATION_ALIGNMENT};

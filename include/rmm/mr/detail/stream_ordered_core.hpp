@@ -66,6 +66,9 @@ namespace rmm::mr::detail {
  * stream-ordered), so that @p size can be served; false if it cannot (a cap, or the upstream
  * failed: keep its message for the report);
  * - `void release_free_upstream()`: gives fully free upstream chunks back (may do nothing);
+ * - optionally `bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag)`,
+ *   the last growth attempt, made after a device synchronisation when no stream can still use a
+ *   free block (the core's own calls `grow`);
  * - optionally `void after_free(tag_t tag, cuda::stream_ref stream) noexcept`, called after each
  *   `free_block` with the freeing stream (the core's own does nothing);
  * - `std::string describe_oom(std::size_t requested, std::size_t rounded) const`.
@@ -302,10 +305,14 @@ class stream_ordered_core {
       return p;
     }
     derived().release_free_upstream();
-    if (derived().grow(size, stream, tag)) {
+    if (derived().grow_after_synchronize(size, stream, tag)) {
       return derived().try_allocate(size, tag);
     }
     return std::nullopt;
+  }
+
+  bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag) {
+    return derived().grow(size, stream, tag);
   }
 
   void destroy_events() noexcept {
