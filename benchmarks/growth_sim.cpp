@@ -18,7 +18,9 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -184,6 +186,145 @@ std::optional<outcome> replay_expandable(std::vector<event> const& events,
   return out;
 }
 
+// The expandable pool under a cap with holes: when extending the range would exceed @p cap, the
+// pool first remaps a hole whose free neighbours make the request fit, else unmaps the fully
+// free pieces (of @p piece bytes, laid out from the range's start) inside every free block
+// but the trailing one, and then extends. Holes stay allocated in the list while unmapped.
+std::optional<outcome> replay_expandable_holes(std::vector<event> const& events,
+                                               std::size_t cap,
+                                               std::size_t split,
+                                               int rounds = 1) {
+  std::map<std::uintptr_t, std::size_t> pieces;  // what one cuMemCreate maps, by address
+  auto map_range = [&](std::uintptr_t at, std::size_t bytes) {
+    std::size_t const piece = std::max(granule, bytes / split / granule * granule);
+    for (std::size_t done = 0; done < bytes; done += piece) {
+      pieces[at + done] = std::min(piece, bytes - done);
+    }
+  };
+  rmm::mr::detail::tlsf_free_list list{pool_align};
+  live_map live;
+  std::uintptr_t const base = std::uintptr_t{1} << 40U;
+  std::optional<rmm::mr::detail::tlsf_free_list::region_id> region;
+  std::map<std::uintptr_t, std::size_t> holes;
+  std::size_t mapped = 0;
+  outcome out{0, 0, 0};
+  auto refill = [&](std::size_t size, std::size_t limit) {
+    auto best = holes.end();
+    for (auto it = holes.begin(); it != holes.end(); ++it) {
+      auto const [before, after] = list.free_neighbours(it->first, 0);
+      if (before + it->second + after >= size && mapped + it->second <= cap &&
+          it->second <= limit && (best == holes.end() || it->second < best->second)) {
+        best = it;
+      }
+    }
+    if (best == holes.end()) {
+      return false;
+    }
+    list.deallocate(best->first, best->second);
+    map_range(best->first, best->second);
+    mapped += best->second;
+    holes.erase(best);
+    return true;
+  };
+  auto punch = [&] {
+    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans;  // (block, hole start)
+    std::vector<std::size_t> lens;
+    std::uintptr_t const end = base + list.region_size(*region);
+    list.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, auto, auto) {
+      if (!is_free || b + s == end) {
+        return;
+      }
+      // Runs of whole pieces inside [b, b + s).
+      auto it               = pieces.lower_bound(b);
+      std::uintptr_t run    = 0;
+      std::size_t run_bytes = 0;
+      for (; it != pieces.end() && it->first + it->second <= b + s; ++it) {
+        if (run_bytes != 0 && run + run_bytes != it->first) {
+          spans.emplace_back(b, run);
+          lens.push_back(run_bytes);
+          run_bytes = 0;
+        }
+        if (run_bytes == 0) {
+          run = it->first;
+        }
+        run_bytes += it->second;
+      }
+      if (run_bytes != 0) {
+        spans.emplace_back(b, run);
+        lens.push_back(run_bytes);
+      }
+    });
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      list.allocate_range(spans[i].first, spans[i].second, lens[i]);
+      auto it = holes.emplace(spans[i].second, lens[i]).first;
+      if (auto next = std::next(it); next != holes.end() && it->first + it->second == next->first) {
+        list.join_allocated(it->first, next->first);
+        it->second += next->second;
+        holes.erase(next);
+      }
+      if (it != holes.begin()) {
+        if (auto prev = std::prev(it); prev->first + prev->second == it->first) {
+          list.join_allocated(prev->first, it->first);
+          prev->second += it->second;
+          holes.erase(it);
+        }
+      }
+      mapped -= lens[i];
+      pieces.erase(pieces.lower_bound(spans[i].second),
+                   pieces.lower_bound(spans[i].second + lens[i]));
+    }
+  };
+  auto missing = [&](std::size_t size) {
+    std::size_t have = 0;
+    if (auto const tail = list.trailing_free_block(*region)) {
+      have = tail->first;
+    }
+    return align_up(size - std::min(size, have), granule);
+  };
+  auto extend = [&](std::size_t size) {
+    if (!region) {
+      if (size > cap) {
+        return false;
+      }
+      region = list.insert_region(base, align_up(size, granule));
+      mapped = align_up(size, granule);
+      map_range(base, mapped);
+      out.reserved = mapped;
+      return true;
+    }
+    std::size_t by = missing(size);
+    if (refill(size, mapped + by > cap ? cap : by)) {  // a hole, if it maps no more than the end
+      return true;
+    }
+    if (mapped + by > cap) {
+      punch();
+      by = missing(size);
+      if (refill(size, mapped + by > cap ? cap : by)) {
+        return true;
+      }
+      by = missing(size);
+      if (mapped + by > cap) {
+        return false;
+      }
+    }
+    map_range(base + list.region_size(*region), by);
+    list.extend_region(*region, by);
+    mapped += by;
+    out.reserved = std::max(out.reserved, mapped);
+    return true;
+  };
+  for (int round = 0; round < rounds; ++round) {
+    for (auto const& [pointer, block] : live) {
+      list.deallocate(block.first, block.second);
+    }
+    live.clear();
+    if (!replay_once(events, list, live, out, extend, [](std::uintptr_t, std::size_t) {})) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,5 +392,24 @@ int main(int argc, char** argv) {
   std::printf("\nexpandable pool, bisection: smallest cap %zu MiB, efficiency %.3f\n",
               hi / MiB,
               static_cast<double>(grown->peak_live) / static_cast<double>(hi));
+  for (std::size_t const split : {std::size_t{1},
+                                  std::size_t{2},
+                                  std::size_t{4},
+                                  std::size_t{8},
+                                  std::size_t{16},
+                                  std::size_t{1} << 20U}) {
+    std::size_t l = align_up(grown->peak_live, granule) - granule;
+    std::size_t h = grown->reserved;
+    while (h - l > granule) {
+      std::size_t const mid                                 = l + (h - l) / granule / 2 * granule;
+      (replay_expandable_holes(events, mid, split) ? h : l) = mid;
+    }
+    std::printf(
+        "expandable pool with holes, each mapping in %zu piece(s), bisection: smallest "
+        "cap %zu MiB, efficiency %.3f\n",
+        split,
+        h / MiB,
+        static_cast<double>(grown->peak_live) / static_cast<double>(h));
+  }
   return 0;
 }
