@@ -33,7 +33,10 @@ namespace rmm::mr {
  * such a reservation, the allocation falls back to a range of exactly its own (rounded) size,
  * which can then only shrink or grow within that size. Physical memory is mapped in multiples
  * of the device's recommended granularity (`granularity()`, 2 MiB on current GPUs), with
- * read-write access for the owning device and for every peer named at construction. Every
+ * read-write access for the owning device and for every peer named at construction, in pieces
+ * (one cuMemCreate each) of an eighth of what one call maps and at least one granule. Whole
+ * pieces in the middle of an allocation can be unmapped and mapped back (`decommit`, `commit`):
+ * the expandable pool uses this for free memory in its middle. Every
  * allocation therefore starts on a granularity boundary, and small allocations waste up to one
  * granule each: this resource is meant as the upstream of a pool (`pool_memory_resource` grows
  * one such range in place; see docs/expandable_pool.md) or for few, large, growing buffers.
