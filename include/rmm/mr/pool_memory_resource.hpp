@@ -248,6 +248,13 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
     return free_list_.total_bytes() - range_.unmapped();
   }
 
+  void adopt_rest(void* block, std::size_t size, tag_t from, tag_t to) noexcept {
+    try {
+      free_list_.retag_block(reinterpret_cast<std::uintptr_t>(block) + size, from, to);
+    } catch (...) {  // out of host memory for a new tag's index: the rest stays where it is
+    }
+  }
+
   void after_free(tag_t tag, cuda::stream_ref stream) noexcept {
     if (!range_.region()) {
       return;

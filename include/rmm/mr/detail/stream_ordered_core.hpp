@@ -10,7 +10,8 @@
  *   with no CUDA call: stream order already puts the new user's work after the old one's.
  * - Memory never handed out belongs to no stream and is taken by any stream without ordering.
  * - An allocation on S that its own list cannot serve takes a block from the free list of another
- *   stream O that can serve it, after making S wait (cudaStreamWaitEvent) on O's event.
+ *   stream O that can serve it, after making S wait (cudaStreamWaitEvent) on O's event; the
+ *   pool also moves the rest of that free block to S, which the wait has made safe there.
  *   While the resource has seen two or more streams, each free records O's event on O (one
  *   cudaEventRecord), so the event follows every free made on O, and stays valid even after O is
  *   destroyed. A resource used from a single stream records nothing: the common single-stream
@@ -69,6 +70,10 @@ namespace rmm::mr::detail {
  * - optionally `bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag)`,
  *   the last growth attempt, made after a device synchronisation when no stream can still use a
  *   free block (the core's own calls `grow`);
+ * - optionally `void adopt_rest(void* block, std::size_t size, tag_t from, tag_t to) noexcept`,
+ *   called after `try_allocate(size, from)` served stream `to` from another stream's list (after
+ *   the event wait): may give what is left of that free block to `to` (the core's own does
+ *   nothing);
  * - optionally `void after_free(tag_t tag, cuda::stream_ref stream) noexcept`, called after each
  *   `free_block` with the freeing stream (the core's own does nothing);
  * - `std::string describe_oom(std::size_t requested, std::size_t rounded) const`.
@@ -274,9 +279,11 @@ class stream_ordered_core {
       if (!order_after(t, key)) {
         continue;
       }
-      // Take one block and leave the rest to its stream: moving whole lists makes streams that
-      // share a pool steal back and forth.
+      // Take one free block, whole: after the wait all of it is safe on this stream, and what
+      // is left of it after the request would otherwise make this stream wait again soon.
+      // (Moving whole lists instead makes streams that share a pool steal back and forth.)
       if (auto p = derived().try_allocate(size, t)) {
+        derived().adopt_rest(*p, size, t, tag);
         return p;
       }
     }
@@ -314,6 +321,8 @@ class stream_ordered_core {
   bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag) {
     return derived().grow(size, stream, tag);
   }
+
+  void adopt_rest(void* /*block*/, std::size_t /*size*/, tag_t /*from*/, tag_t /*to*/) noexcept {}
 
   void destroy_events() noexcept {
     for (std::size_t t = 1; t < slots_.size(); ++t) {

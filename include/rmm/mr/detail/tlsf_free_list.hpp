@@ -127,6 +127,26 @@ class tlsf_free_list {
   }
 
   /**
+   * @brief Gives the free block of tag @p from that starts at @p ptr, if there is one, to tag
+   * @p to, merging it with free neighbours of tag @p to. O(1).
+   * @return Its size, or 0 if no free block of tag @p from starts at @p ptr (nothing changes).
+   * @throws std::bad_alloc only when @p to is new and its index cannot be created (then
+   * unchanged).
+   */
+  std::size_t retag_block(std::uintptr_t ptr, tag_t from, tag_t to) {
+    index_t const idx = by_address_.find(ptr);
+    if (idx == address_map::npos || !blocks_[idx].free || blocks_[idx].tag != from || from == to) {
+      return 0;
+    }
+    ensure_tag(to);
+    std::size_t const size = blocks_[idx].size;
+    unlink_free(idx);
+    blocks_[idx].tag = to;
+    coalesce_and_link(idx);
+    return size;
+  }
+
+  /**
    * @brief Gives every free block of tag @p from to tag @p to, merging it with free neighbours
    * of tag @p to. O(k) in the number k of free blocks of @p from (plus one vector of k indices).
    * @return The number of bytes moved.
