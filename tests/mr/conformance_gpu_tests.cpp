@@ -412,6 +412,10 @@ void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_s
 
 }  // namespace
 
+// The resource adaptors' factories (each list starts with a comma; empty until they exist).
+#include "conformance_adaptor_factories_a.hpp"
+#include "conformance_adaptor_factories_b.hpp"
+
 #define RMM_CONFORMANCE_FACTORIES                                                                \
   cuda_factory, managed_factory, pinned_factory, system_factory, callback_factory, pool_factory, \
       pool_over_managed_factory, pool_over_pinned_factory, fixed_size_factory,                   \
@@ -420,7 +424,8 @@ void check_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_s
       block_pool_pinned_factory, pool_pair_device_factory, pool_pair_host_factory,               \
       stream_ordered_allocator_factory, sam_headroom_factory, cuda_async_factory,                \
       cuda_async_view_factory, cuda_async_managed_factory, cuda_async_pinned_factory,            \
-      virtual_memory_factory, pool_over_virtual_memory_factory
+      virtual_memory_factory, pool_over_virtual_memory_factory RMM_CONFORMANCE_ADAPTOR_FACTORIES_A \
+          RMM_CONFORMANCE_ADAPTOR_FACTORIES_B
 
 TEMPLATE_TEST_CASE("conformance: properties and concepts",
                    "[gpu][conformance]",
