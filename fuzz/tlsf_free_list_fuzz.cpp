@@ -21,6 +21,21 @@
  * sizes, overlap with the next region, a cut that is not inside a free last block), and a refused
  * call must leave the list, and its set of tags, unchanged. region_base, region_size and
  * trailing_free_block are compared with the model after each operation.
+ *
+ * Holes (ranges the pool takes out of service) and per-block moves: allocate_range allocates a
+ * chosen range out of a free block (the pieces before and after it stay free with its tag),
+ * join_allocated joins two physically adjacent allocated blocks of one region (the joined block
+ * is then freed with the sum; when there are none, it first takes two adjacent holes out of a
+ * free block with allocate_range, as the pool does), free_neighbours is compared with the model's
+ * free neighbours of a tag in the block's region, region_allocated_blocks with the model's count
+ * for every region, and retag_block(ptr, from, to) moves one free block of `from` to `to`
+ * (returning its size, or 0 and changing nothing, not even the set of tags). The arguments come
+ * from the input, valid or not: the model decides which calls must be refused with
+ * std::invalid_argument, and a refused call must leave the list unchanged.
+ *
+ * Opcodes (byte % 16): 0 insert_region, 1-2 allocate, 3-4 deallocate, 5 retag, 6 misuse,
+ * 7 take_free_regions, 8 extend_region, 9 shrink_region, 10 region queries, 11 allocate_range,
+ * 12 join_allocated, 13 free_neighbours, 14 region_allocated_blocks, 15 retag_block.
  */
 #include "fuzz_input.hpp"
 
@@ -126,17 +141,109 @@ class model {
     auto it         = blocks.find(p);
     it->second.free = true;
     it->second.tag  = tag;
-    auto next       = std::next(it);
-    if (next != blocks.end() && joinable(*it, *next)) {
-      it->second.size += next->second.size;
-      blocks.erase(next);
+    merge_around(it);
+  }
+
+  /// allocate_range(block, p, n) with granularity g is valid: aligned, non-zero, and inside the
+  /// free block that starts at block.
+  [[nodiscard]] bool range_valid(std::uintptr_t block,
+                                 std::uintptr_t p,
+                                 std::size_t n,
+                                 std::size_t g) const {
+    auto const it = blocks.find(block);
+    if (n == 0 || n % g != 0 || p % g != 0 || it == blocks.end() || !it->second.free) {
+      return false;
     }
-    if (it != blocks.begin()) {
-      auto prev = std::prev(it);
-      if (joinable(*prev, *it)) {
-        prev->second.size += it->second.size;
-        blocks.erase(it);
+    std::size_t const size = it->second.size;
+    return p >= block && p - block < size && size - (p - block) >= n;
+  }
+
+  /// [p, p + n) becomes allocated; the pieces of the free block before and after it stay free
+  /// with its tag.
+  void allocate_range(std::uintptr_t block, std::uintptr_t p, std::size_t n) {
+    auto const it          = blocks.find(block);
+    blk const old          = it->second;
+    std::size_t const head = p - block;
+    std::size_t const tail = old.size - head - n;
+    if (head != 0) {
+      it->second.size = head;
+    }
+    blocks[p] = {n, false, old.region, 0};  // replaces the block itself when head == 0
+    if (tail != 0) {
+      blocks[p + n] = {tail, true, old.region, old.tag};
+    }
+  }
+
+  /// first and second start physically adjacent allocated blocks of one region.
+  [[nodiscard]] bool can_join(std::uintptr_t first, std::uintptr_t second) const {
+    auto const it = blocks.find(first);
+    if (it == blocks.end() || it->second.free) {
+      return false;
+    }
+    auto const next = std::next(it);
+    return next != blocks.end() && next->first == second && !next->second.free &&
+           next->second.region == it->second.region && first + it->second.size == second;
+  }
+
+  /// Every (first, second) that can_join accepts.
+  [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::uintptr_t>> adjacent_allocated() const {
+    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> out;
+    for (auto it = blocks.begin(); it != blocks.end(); ++it) {
+      auto const next = std::next(it);
+      if (next != blocks.end() && can_join(it->first, next->first)) {
+        out.emplace_back(it->first, next->first);
       }
+    }
+    return out;
+  }
+
+  void join_allocated(std::uintptr_t first, std::uintptr_t second) {
+    auto const it = blocks.find(second);
+    blocks.at(first).size += it->second.size;
+    blocks.erase(it);
+  }
+
+  [[nodiscard]] bool is_allocated(std::uintptr_t p) const {
+    auto const it = blocks.find(p);
+    return it != blocks.end() && !it->second.free;
+  }
+
+  /// Sizes of the free blocks of tag right before and after the block at p, in its region.
+  [[nodiscard]] std::pair<std::size_t, std::size_t> free_neighbours(std::uintptr_t p,
+                                                                    tag_t tag) const {
+    auto const it   = blocks.find(p);
+    auto const size = [&](auto n) -> std::size_t {
+      bool const counts =
+          n->second.free && n->second.tag == tag && n->second.region == it->second.region;
+      return counts ? n->second.size : 0;
+    };
+    auto const next = std::next(it);
+    return {it == blocks.begin() ? 0 : size(std::prev(it)), next == blocks.end() ? 0 : size(next)};
+  }
+
+  [[nodiscard]] std::size_t allocated_blocks(std::size_t id) const {
+    std::size_t n = 0;
+    for (auto const& [b, k] : blocks) {
+      n += !k.free && k.region == id ? 1U : 0U;
+    }
+    return n;
+  }
+
+  /// What retag_block(p, from, to) returns: the size of the free block of `from` at p, or 0
+  /// when there is none or from == to.
+  [[nodiscard]] std::size_t retag_block_size(std::uintptr_t p, tag_t from, tag_t to) const {
+    auto const it = blocks.find(p);
+    bool const moves =
+        it != blocks.end() && it->second.free && it->second.tag == from && from != to;
+    return moves ? it->second.size : 0;
+  }
+
+  /// Relabels that one block and merges it with the neighbours that now share its tag.
+  void retag_block(std::uintptr_t p, tag_t from, tag_t to) {
+    if (retag_block_size(p, from, to) != 0) {
+      auto const it  = blocks.find(p);
+      it->second.tag = to;
+      merge_around(it);
     }
   }
 
@@ -246,6 +353,22 @@ class model {
     return lo.second.free && hi.second.free && lo.second.region == hi.second.region &&
            lo.second.tag == hi.second.tag && lo.first + lo.second.size == hi.first;
   }
+
+  /// Merges the free block at it with its joinable neighbours.
+  void merge_around(std::map<std::uintptr_t, blk>::iterator it) {
+    auto const next = std::next(it);
+    if (next != blocks.end() && joinable(*it, *next)) {
+      it->second.size += next->second.size;
+      blocks.erase(next);
+    }
+    if (it != blocks.begin()) {
+      auto const prev = std::prev(it);
+      if (joinable(*prev, *it)) {
+        prev->second.size += it->second.size;
+        blocks.erase(it);
+      }
+    }
+  }
 };
 
 struct live {
@@ -258,7 +381,7 @@ class driver {
   explicit driver(std::size_t g) : g_{g}, list_{g} {}
 
   void step(reader& in) {
-    switch (in.byte() % 11U) {
+    switch (in.byte() % 16U) {
       case 0:
         insert_region(in);
         break;
@@ -285,8 +408,23 @@ class driver {
       case 9:
         shrink_region(in);
         break;
-      default:
+      case 10:
         query();
+        break;
+      case 11:
+        allocate_range(in);
+        break;
+      case 12:
+        join_allocated(in);
+        break;
+      case 13:
+        free_neighbours(in);
+        break;
+      case 14:
+        region_allocated_blocks(in);
+        break;
+      default:
+        retag_block(in);
         break;
     }
     check();
@@ -500,6 +638,207 @@ class driver {
     }
     std::sort(expected.begin(), expected.end());
     FUZZ_CHECK(list_.take_free_regions() == expected);
+  }
+
+  // Any block of the model (free or not), a sub-range at its start or end, all of it or any part,
+  // then maybe spoilt: unaligned, zero or too long, before the block, or named by an address
+  // that starts no free block.
+  void allocate_range(reader& in) {
+    if (model_.blocks.empty()) {
+      return;
+    }
+    auto const it           = std::next(model_.blocks.begin(),
+                              static_cast<std::ptrdiff_t>(in.u16() % model_.blocks.size()));
+    std::uint8_t const mode = in.byte();
+    std::size_t const units = it->second.size / g_;
+    std::size_t len         = 1 + in.u16() % units;
+    std::size_t off         = in.u16() % (units - len + 1);
+    switch (mode % 4U) {
+      case 0:
+        off = 0;
+        break;
+      case 1:
+        off = units - len;
+        break;
+      case 2:
+        off = 0;
+        len = units;
+        break;
+      default:
+        break;
+    }
+    std::uintptr_t block = it->first;
+    std::uintptr_t p     = block + off * g_;
+    std::size_t n        = len * g_;
+    switch ((mode >> 2U) % 8U) {
+      case 0:
+        p += g_ / 2;  // unaligned unless g_ == 1
+        break;
+      case 1:
+        n += g_ / 2;
+        break;
+      case 2:
+        n = 0;
+        break;
+      case 3:
+        n += g_ * (1 + (mode >> 5U));  // past the block's end
+        break;
+      case 4:
+        p = block - g_ * (1 + (mode >> 5U));  // before it
+        break;
+      case 5:
+        block += g_ * (1 + (mode >> 5U));  // inside it, or some later block
+        break;
+      default:
+        break;
+    }
+    if (!model_.range_valid(block, p, n, g_)) {
+      expect_invalid_keeps_tags([&] { list_.allocate_range(block, p, n); });
+      return;
+    }
+    list_.allocate_range(block, p, n);
+    model_.allocate_range(block, p, n);
+    live_.push_back({p, n});
+  }
+
+  std::vector<live>::iterator live_at(std::uintptr_t p) {
+    return std::find_if(live_.begin(), live_.end(), [p](live const& l) { return l.ptr == p; });
+  }
+
+  // Two adjacent holes, as the pool makes them: allocate_range twice, back to back, out of a free
+  // block of at least two granules (the v-th such), if there is one.
+  void make_adjacent_holes(std::size_t v) {
+    std::vector<std::pair<std::uintptr_t, std::size_t>> candidates;
+    for (auto const& [b, k] : model_.blocks) {
+      if (k.free && k.size >= 2 * g_) {
+        candidates.emplace_back(b, k.size);
+      }
+    }
+    if (candidates.empty()) {
+      return;
+    }
+    auto const [block, size] = candidates[v % candidates.size()];
+    std::size_t const units  = size / g_;
+    std::size_t const off    = (v >> 4U) % (units - 1);            // room for two after it
+    std::size_t const first  = 1 + (v >> 8U) % (units - off - 1);  // leaves >= 1 for the second
+    std::uintptr_t const p   = block + off * g_;
+    list_.allocate_range(block, p, first * g_);
+    model_.allocate_range(block, p, first * g_);
+    live_.push_back({p, first * g_});
+    // The rest of the block after p + first * g_ is now a free block of its own.
+    std::uintptr_t const q   = p + first * g_;
+    std::size_t const second = g_ * (1 + (v >> 12U) % (model_.blocks.at(q).size / g_));
+    list_.allocate_range(q, q, second);
+    model_.allocate_range(q, q, second);
+    live_.push_back({q, second});
+  }
+
+  // Two blocks the model says are adjacent and allocated (made first if there are none), a live
+  // block and the address right after it, a live block and another one, or the wrong order or
+  // the same block twice; the model decides. The joined block replaces both among the live ones.
+  void join_allocated(reader& in) {
+    std::uint8_t const mode = in.byte();
+    std::size_t const v     = in.u16();
+    if (mode % 4U == 0 && model_.adjacent_allocated().empty()) {
+      make_adjacent_holes(v);
+    }
+    if (live_.empty()) {
+      return;
+    }
+    live const a          = live_[v % live_.size()];
+    std::uintptr_t first  = a.ptr;
+    std::uintptr_t second = a.ptr + a.size;
+    switch (mode % 4U) {
+      case 0: {
+        auto const pairs = model_.adjacent_allocated();
+        if (!pairs.empty()) {
+          std::tie(first, second) = pairs[v % pairs.size()];
+        }
+        break;
+      }
+      case 1:
+        second = live_[in.u16() % live_.size()].ptr;
+        break;
+      case 2:
+        if ((mode & 4U) != 0) {
+          second = first;
+        } else {
+          std::swap(first, second);  // maybe a live block after a, in the wrong order
+        }
+        break;
+      default:
+        break;
+    }
+    if (!model_.can_join(first, second)) {
+      expect_invalid_keeps_tags([&] { list_.join_allocated(first, second); });
+      return;
+    }
+    list_.join_allocated(first, second);
+    model_.join_allocated(first, second);
+    auto const gone         = live_at(second);
+    std::size_t const extra = gone->size;
+    *gone                   = live_.back();
+    live_.pop_back();
+    live_at(first)->size += extra;
+  }
+
+  // Mostly of a live block (of holes made first when there is none, as the pool asks what a
+  // hole would merge with); else of any block or an address inside one (refused unless it
+  // starts an allocated block). With a fuzz tag or an unused one.
+  void free_neighbours(reader& in) {
+    std::uint8_t const mode = in.byte();
+    std::size_t const v     = in.u16();
+    std::uint8_t const t    = in.byte();
+    tag_t const tag  = t % 8U < fuzz_tags ? t % fuzz_tags : unused_tags.at(t % unused_tags.size());
+    std::uintptr_t p = next_;
+    if (mode % 4U == 1 && live_.empty()) {
+      make_adjacent_holes(v);
+    }
+    if (mode % 4U != 0 && !live_.empty()) {
+      p = live_[v % live_.size()].ptr;
+    } else if (!model_.blocks.empty()) {
+      p = std::next(model_.blocks.begin(), static_cast<std::ptrdiff_t>(v % model_.blocks.size()))
+              ->first;
+      p += (mode & 4U) != 0 ? g_ : 0;
+    }
+    if (!model_.is_allocated(p)) {
+      expect_invalid([&] { static_cast<void>(list_.free_neighbours(p, tag)); });
+      return;
+    }
+    FUZZ_CHECK(list_.free_neighbours(p, tag) == model_.free_neighbours(p, tag));
+  }
+
+  void region_allocated_blocks(reader& in) {
+    for (auto const& [id, r] : model_.regions) {
+      FUZZ_CHECK(list_.region_allocated_blocks(id) == model_.allocated_blocks(id));
+    }
+    std::size_t const id = in.u16() % (model_.regions.size() + 2);
+    if (model_.regions.count(id) == 0) {
+      expect_invalid([&] { static_cast<void>(list_.region_allocated_blocks(id)); });
+    }
+  }
+
+  // At any block of the model (or inside one), with any pair of tags: mostly its own as `from`.
+  void retag_block(reader& in) {
+    if (model_.blocks.empty()) {
+      return;
+    }
+    std::uint8_t const mode    = in.byte();
+    auto const it              = std::next(model_.blocks.begin(),
+                              static_cast<std::ptrdiff_t>(in.u16() % model_.blocks.size()));
+    std::uintptr_t const p     = it->first + ((mode & 1U) != 0 ? g_ : 0);
+    tag_t const from           = (mode & 2U) != 0 ? read_tag(in) : it->second.tag;
+    tag_t const to             = read_tag(in);
+    std::size_t const expected = model_.retag_block_size(p, from, to);
+    // Returning 0 changes nothing: `to` must then not get an index (check() bounds num_tags).
+    if (expected != 0) {
+      tags_.passed(to);
+    }
+    FUZZ_CHECK(list_.retag_block(p, from, to) == expected);
+    if (expected != 0) {
+      tags_.used(to);
+    }
+    model_.retag_block(p, from, to);
   }
 
   void query() {

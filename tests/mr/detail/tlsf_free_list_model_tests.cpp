@@ -1,10 +1,13 @@
 /**
  * @file tlsf_free_list_model_tests.cpp
  * @brief Randomised operation sequences on rmm::mr::detail::tlsf_free_list (allocate, deallocate,
- * retag, extend_region, shrink_region, misuse, take_free_regions), checked after every step
- * against a naive reference model and validate().
+ * retag, retag_block, extend_region, shrink_region, misuse, take_free_regions, and the members
+ * behind holes: allocate_range, join_allocated, free_neighbours, region_allocated_blocks),
+ * checked after every step against a naive reference model (tlsf_free_list_reference_model.hpp)
+ * and validate().
  */
 #include "free_list_test_helpers.hpp"
+#include "tlsf_free_list_reference_model.hpp"
 #include "tlsf_free_list_test_helpers.hpp"
 
 #include <rmm/mr/detail/tlsf_free_list.hpp>
@@ -28,227 +31,6 @@ namespace {
 using namespace rmm::test::tlsf;  // NOLINT(google-build-using-namespace)
 using rmm::test::hex;
 using rmm::test::require_invalid_argument;
-
-// Naive model: every block in an ordered map, linear scans for fits, neighbour merging by map
-// iteration. Slow but obviously right.
-class reference_model {
- public:
-  void insert_region(std::size_t id, std::uintptr_t base, std::size_t size) {
-    regions_[id]  = {base, size};
-    blocks_[base] = {size, true, id, 0};
-  }
-
-  [[nodiscard]] bool has_fit(std::size_t size, tag_t tag) const { return largest(tag) >= size; }
-
-  [[nodiscard]] std::size_t largest(std::optional<tag_t> tag = std::nullopt) const {
-    std::size_t best = 0;
-    for (auto const& [base, b] : blocks_) {
-      if (b.free && (!tag || b.tag == *tag) && b.size > best) {
-        best = b.size;
-      }
-    }
-    return best;
-  }
-
-  [[nodiscard]] std::size_t free_bytes(tag_t tag) const {
-    std::size_t n = 0;
-    for (auto const& [base, b] : blocks_) {
-      n += b.free && b.tag == tag ? b.size : 0;
-    }
-    return n;
-  }
-
-  // Applies an allocation the structure made at ptr; false if ptr was not a fitting free block
-  // of the tag.
-  bool allocate_at(std::uintptr_t ptr, std::size_t size, tag_t tag) {
-    auto it = blocks_.find(ptr);
-    if (it == blocks_.end() || !it->second.free || it->second.size < size ||
-        it->second.tag != tag) {
-      return false;
-    }
-    blk const old = it->second;
-    it->second    = {size, false, old.region, 0};
-    if (old.size > size) {
-      blocks_[ptr + size] = {old.size - size, true, old.region, tag};
-    }
-    return true;
-  }
-
-  void retag(tag_t from, tag_t to) {
-    for (auto& [base, b] : blocks_) {
-      if (b.free && b.tag == from) {
-        b.tag = to;
-      }
-    }
-    for (auto it = blocks_.begin(); it != blocks_.end();) {
-      auto const next = std::next(it);
-      if (next != blocks_.end() && mergeable(*it, *next)) {
-        it->second.size += next->second.size;
-        blocks_.erase(next);
-      } else {
-        it = next;
-      }
-    }
-  }
-
-  void deallocate(std::uintptr_t ptr, tag_t tag) {
-    auto it         = blocks_.find(ptr);
-    it->second.free = true;
-    it->second.tag  = tag;
-    auto const next = std::next(it);
-    if (next != blocks_.end() && mergeable(*it, *next)) {
-      it->second.size += next->second.size;
-      blocks_.erase(next);
-    }
-    if (it != blocks_.begin()) {
-      auto const prev = std::prev(it);
-      if (mergeable(*prev, *it)) {
-        prev->second.size += it->second.size;
-        blocks_.erase(it);
-      }
-    }
-  }
-
-  [[nodiscard]] bool is_allocated_block(std::uintptr_t ptr) const {
-    auto const it = blocks_.find(ptr);
-    return it != blocks_.end() && !it->second.free;
-  }
-
-  [[nodiscard]] bool region_fully_free(std::size_t id) const {
-    auto const& [base, size] = regions_.at(id);
-    for (auto it = blocks_.find(base); it != blocks_.end() && it->first < base + size; ++it) {
-      if (!it->second.free) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  [[nodiscard]] bool region_single_free_block(std::size_t id) const {
-    auto const& [base, size] = regions_.at(id);
-    auto const& b            = blocks_.at(base);
-    return b.free && b.size == size;
-  }
-
-  std::vector<range> take_free_regions() {
-    std::vector<range> out;
-    for (auto it = regions_.begin(); it != regions_.end();) {
-      if (region_single_free_block(it->first)) {
-        out.push_back(it->second);
-        blocks_.erase(it->second.first);
-        it = regions_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
-  [[nodiscard]] std::vector<block_view> blocks() const {
-    std::vector<block_view> out;
-    for (auto const& [base, b] : blocks_) {
-      out.emplace_back(base, b.size, b.free, b.free ? b.tag : 0);
-    }
-    return out;
-  }
-
-  [[nodiscard]] std::vector<range> free_blocks() const {
-    std::vector<range> out;
-    for (auto const& [base, b] : blocks_) {
-      if (b.free) {
-        out.emplace_back(base, b.size);
-      }
-    }
-    return out;
-  }
-
-  [[nodiscard]] std::size_t bytes(bool free) const {
-    std::size_t n = 0;
-    for (auto const& [base, b] : blocks_) {
-      n += b.free == free ? b.size : 0;
-    }
-    return n;
-  }
-
-  // Grows region id by bytes of tag: its last block absorbs them if free and of that tag,
-  // otherwise they form a new free block after it.
-  void extend_region(std::size_t id, std::size_t bytes, tag_t tag) {
-    range& r  = regions_.at(id);
-    auto last = last_block(id);
-    if (last->second.free && last->second.tag == tag) {
-      last->second.size += bytes;
-    } else {
-      blocks_[r.first + r.second] = {bytes, true, id, tag};
-    }
-    r.second += bytes;
-  }
-
-  // Cuts region id to new_size: its (free) last block is removed or shortened.
-  void shrink_region(std::size_t id, std::size_t new_size) {
-    range& r                 = regions_.at(id);
-    auto last                = last_block(id);
-    std::uintptr_t const cut = r.first + new_size;
-    if (last->first == cut) {
-      blocks_.erase(last);
-    } else {
-      last->second.size = cut - last->first;
-    }
-    r.second = new_size;
-  }
-
-  // (base, size, free, tag) of the last block of region id.
-  [[nodiscard]] block_view last_of(std::size_t id) const {
-    range const& r = regions_.at(id);
-    auto const it  = std::prev(blocks_.lower_bound(r.first + r.second));
-    return {it->first, it->second.size, it->second.free, it->second.tag};
-  }
-
-  [[nodiscard]] std::optional<std::pair<std::size_t, tag_t>> trailing_free_block(
-      std::size_t id) const {
-    auto const [base, size, free, tag] = last_of(id);
-    if (!free) {
-      return std::nullopt;
-    }
-    return std::pair<std::size_t, tag_t>{size, tag};
-  }
-
-  // Base of the region after region id in address order, if any.
-  [[nodiscard]] std::optional<std::uintptr_t> next_region_base(std::size_t id) const {
-    std::uintptr_t const base = regions_.at(id).first;
-    std::optional<std::uintptr_t> next;
-    for (auto const& [other, r] : regions_) {
-      if (r.first > base && (!next || r.first < *next)) {
-        next = r.first;
-      }
-    }
-    return next;
-  }
-
-  [[nodiscard]] std::map<std::size_t, range> const& regions() const { return regions_; }
-
- private:
-  struct blk {
-    std::size_t size;
-    bool free;
-    std::size_t region;
-    tag_t tag;
-  };
-
-  template <typename P>
-  static bool mergeable(P const& lo, P const& hi) {
-    return lo.second.free && hi.second.free && lo.second.region == hi.second.region &&
-           lo.second.tag == hi.second.tag && lo.first + lo.second.size == hi.first;
-  }
-
-  std::map<std::uintptr_t, blk>::iterator last_block(std::size_t id) {
-    range const& r = regions_.at(id);
-    return std::prev(blocks_.lower_bound(r.first + r.second));
-  }
-
-  std::map<std::uintptr_t, blk> blocks_;
-  std::map<std::size_t, range> regions_;
-};
 
 void check_agrees(tlsf_free_list const& list, reference_model const& model) {
   REQUIRE_NOTHROW(list.validate());
@@ -288,6 +70,18 @@ class random_run {
     CHECK(covered_.shortened > 0);
     CHECK(covered_.removed > 0);
     CHECK(covered_.shrink_rejected > 0);
+    // ... and every outcome of the members behind holes, and of retag_block.
+    CHECK(covered_.range_taken > 0);
+    CHECK(covered_.range_rejected > 0);
+    CHECK(covered_.joined > 0);
+    CHECK(covered_.join_rejected > 0);
+    CHECK(covered_.neighbours_queried > 0);
+    CHECK(covered_.neighbours_rejected > 0);
+    CHECK(covered_.allocated_blocks_queried > 0);
+    CHECK(covered_.retag_block_zero > 0);
+    if (num_tags_ > 1) {  // with one tag, from == to: nothing can move
+      CHECK(covered_.retag_block_moved > 0);
+    }
   }
 
  private:
@@ -296,9 +90,11 @@ class random_run {
     std::size_t size;
   };
 
-  // How often each outcome of extend_region / shrink_region occurred.
+  // How often each outcome of extend_region / shrink_region and of the other members occurred.
   struct coverage {
     std::size_t grew_tail, new_block, extend_rejected, shortened, removed, shrink_rejected;
+    std::size_t range_taken, range_rejected, joined, join_rejected, neighbours_queried,
+        neighbours_rejected, allocated_blocks_queried, retag_block_moved, retag_block_zero;
   };
 
   std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
@@ -307,22 +103,32 @@ class random_run {
     std::size_t const dice = pick(100);
     if (model_.regions().empty() || dice < 3) {
       insert_region();
-    } else if (dice < 45) {
+    } else if (dice < 40) {
       allocate(choose_size());
-    } else if (dice < 83) {
+    } else if (dice < 74) {
       deallocate_some();
-    } else if (dice < 86) {
+    } else if (dice < 76) {
       retag();
-    } else if (dice < 90) {
+    } else if (dice < 79) {
       extend_region();
-    } else if (dice < 93) {
+    } else if (dice < 82) {
       shrink_region();
-    } else if (dice < 96) {
+    } else if (dice < 84) {
       misuse();
-    } else if (dice < 98) {
+    } else if (dice < 85) {
       query_regions();
-    } else {
+    } else if (dice < 87) {
       take_free_regions();
+    } else if (dice < 92) {
+      allocate_range();
+    } else if (dice < 95) {
+      join_allocated();
+    } else if (dice < 97) {
+      free_neighbours();
+    } else if (dice < 98) {
+      query_allocated_blocks();
+    } else {
+      retag_block();
     }
   }
 
@@ -515,6 +321,147 @@ class random_run {
       std::uintptr_t const bad = l.size > g_ ? l.ptr + g_ : next_base_ + g_;
       require_invalid_argument([&] { list_.deallocate(bad, g_); }, {hex(bad)});
     }
+  }
+
+  // A chosen range out of a free block (at its start or end, all of it, or anywhere inside), or
+  // one of each kind of bad request, which must be refused and leave the list unchanged.
+  void allocate_range() {
+    auto const free_blocks = model_.free_blocks();  // mostly one of these; else any block
+    range chosen{};
+    if (pick(4) != 0 && !free_blocks.empty()) {
+      chosen = free_blocks[pick(free_blocks.size())];
+    } else {
+      auto const blocks = model_.blocks();
+      auto const& b     = blocks[pick(blocks.size())];
+      chosen            = {std::get<0>(b), std::get<1>(b)};
+    }
+    auto const [block, bsize] = chosen;
+    std::size_t const units   = bsize / g_;
+    std::size_t len           = 1 + pick(pick(2) == 0 ? std::min<std::size_t>(units, 8) : units);
+    std::size_t off           = pick(units - len + 1);
+    std::size_t const kind    = pick(12);
+    if (kind == 0) {
+      off = 0;
+    } else if (kind == 1) {
+      off = units - len;
+    } else if (kind == 2) {
+      off = 0;
+      len = units;
+    }
+    std::uintptr_t arg = block;
+    std::uintptr_t ptr = block + off * g_;
+    std::size_t size   = len * g_;
+    if (kind == 3) {  // past the end
+      size += g_ * (1 + pick(4));
+    } else if (kind == 4) {  // before the start
+      ptr = block - g_ * (1 + pick(4));
+    } else if (kind == 5) {  // unaligned or zero
+      size = g_ > 1 && pick(2) == 0 ? size - g_ / 2 : 0;
+    } else if (kind == 6 && g_ > 1) {
+      ptr += g_ / 2;
+    } else if (kind == 7) {  // not the start of the block (maybe the start of the next one)
+      arg = block + g_ * (1 + pick(units));
+    }
+    INFO("allocate_range(" << hex(arg) << ", " << hex(ptr) << ", " << size << ")");
+    std::string const refusal = model_.allocate_range_refusal(arg, ptr, size, g_);
+    if (!refusal.empty()) {
+      std::size_t const tags = list_.num_tags();
+      require_invalid_argument([&] { list_.allocate_range(arg, ptr, size); },
+                               {hex(arg), hex(ptr), std::to_string(size), refusal});
+      REQUIRE(list_.num_tags() == tags);
+      ++covered_.range_rejected;
+      return;
+    }
+    list_.allocate_range(arg, ptr, size);
+    model_.allocate_range(arg, ptr, size);
+    live_.push_back({ptr, size});
+    ++covered_.range_taken;
+  }
+
+  std::vector<live>::iterator live_at(std::uintptr_t ptr) {
+    return std::find_if(live_.begin(), live_.end(), [ptr](live const& l) { return l.ptr == ptr; });
+  }
+
+  // Joins two adjacent allocated blocks (the joined one replaces both among the live blocks), or
+  // tries a pair that is not one: a block and itself, the wrong order, another live block, or
+  // the block right after it, which may be free or in another region.
+  void join_allocated() {
+    auto const pairs = model_.adjacent_allocated();
+    if (live_.empty()) {
+      return;
+    }
+    std::uintptr_t first   = live_[pick(live_.size())].ptr;
+    std::uintptr_t second  = live_[pick(live_.size())].ptr;
+    std::size_t const kind = pick(8);
+    if (kind < 4 && !pairs.empty()) {
+      std::tie(first, second) = pairs[pick(pairs.size())];
+      if (kind == 3) {
+        std::swap(first, second);
+      }
+    } else if (kind == 4) {
+      second = first;
+    } else if (kind == 5) {
+      second = first + live_at(first)->size;
+    }
+    INFO("join_allocated(" << hex(first) << ", " << hex(second) << ")");
+    if (!model_.joinable_allocated(first, second)) {
+      require_invalid_argument([&] { list_.join_allocated(first, second); },
+                               {hex(first), hex(second), "not two physically adjacent"});
+      ++covered_.join_rejected;
+      return;
+    }
+    list_.join_allocated(first, second);
+    model_.join_allocated(first, second);
+    auto const gone         = live_at(second);
+    std::size_t const extra = gone->size;
+    *gone                   = live_.back();
+    live_.pop_back();
+    live_at(first)->size += extra;
+    ++covered_.joined;
+  }
+
+  // Of a live block (with tags the run uses and one it never does), or of an address that
+  // starts no allocated block, which must be refused.
+  void free_neighbours() {
+    auto const blocks      = model_.blocks();
+    std::uintptr_t const p = pick(3) == 0 || live_.empty()
+                                 ? std::get<0>(blocks[pick(blocks.size())]) + g_ * pick(2)
+                                 : live_[pick(live_.size())].ptr;
+    tag_t const tag        = static_cast<tag_t>(pick(num_tags_ + 1));
+    if (!model_.is_allocated_block(p)) {
+      require_invalid_argument([&] { static_cast<void>(list_.free_neighbours(p, tag)); },
+                               {hex(p), "not the start of an allocated block"});
+      ++covered_.neighbours_rejected;
+      return;
+    }
+    INFO("free_neighbours(" << hex(p) << ", " << tag << ")");
+    REQUIRE(list_.free_neighbours(p, tag) == model_.free_neighbours(p, tag));
+    ++covered_.neighbours_queried;
+  }
+
+  void query_allocated_blocks() {
+    for (auto const& [id, r] : model_.regions()) {
+      REQUIRE(list_.region_allocated_blocks(id) == model_.allocated_blocks(id));
+    }
+    std::size_t const bad = unknown_region_id();
+    require_invalid_argument([&] { static_cast<void>(list_.region_allocated_blocks(bad)); },
+                             {"unknown region id " + std::to_string(bad)});
+    ++covered_.allocated_blocks_queried;
+  }
+
+  // Mostly at a free block with its own tag as `from`; also with another tag, at an allocated
+  // block or inside a block.
+  void retag_block() {
+    auto const blocks                = model_.blocks();
+    auto const [base, size, fr, own] = blocks[pick(blocks.size())];
+    std::uintptr_t const p           = pick(8) == 0 ? base + g_ : base;
+    tag_t const from                 = pick(4) == 0 ? pick_tag() : own;
+    tag_t const to                   = pick_tag();
+    std::size_t const expected       = model_.retag_block_size(p, from, to);
+    INFO("retag_block(" << hex(p) << ", " << from << ", " << to << ")");
+    REQUIRE(list_.retag_block(p, from, to) == expected);
+    model_.retag_block(p, from, to);
+    ++(expected != 0 ? covered_.retag_block_moved : covered_.retag_block_zero);
   }
 
   void query_regions() {
