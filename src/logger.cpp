@@ -44,7 +44,7 @@ struct logger_state {
   std::shared_ptr<spdlog::logger> logger;
 
   logger_state() {
-    char const* file = std::getenv("RMM_LOG_FILE");
+    char const* file = std::getenv("RMM_DEBUG_LOG_FILE");
     spdlog::sink_ptr sink;
     if (file != nullptr && *file != '\0') {
       try {

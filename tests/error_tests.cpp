@@ -37,6 +37,28 @@ TEST_CASE("RMM_EXPECTS throws logic_error with reason and location", "[error]") 
                        }));
 }
 
+TEST_CASE("RMM_EXPECTS and RMM_FAIL messages are RMM's", "[error]") {
+  // RMM: "RMM failure at: FILE:LINE: reason" for RMM_EXPECTS, "RMM failure at:FILE:LINE: reason"
+  // (no space) for RMM_FAIL.
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    RMM_EXPECTS(false, "the reason");
+    FAIL("no exception");
+  } catch (rmm::logic_error const& e) {
+    CHECK(std::string{e.what()} ==
+          std::string{"RMM failure at: "} + __FILE__ + ":" + std::to_string(line) + ": the reason");
+  }
+  try {
+    line = __LINE__ + 1;
+    RMM_FAIL(std::string{"failed "} + "here", rmm::invalid_argument);
+    FAIL("no exception");
+  } catch (rmm::invalid_argument const& e) {
+    CHECK(std::string{e.what()} ==
+          std::string{"RMM failure at:"} + __FILE__ + ":" + std::to_string(line) + ": failed here");
+  }
+}
+
 TEST_CASE("RMM_EXPECTS and RMM_FAIL honour a custom exception type", "[error]") {
   CHECK_THROWS_AS([&] { RMM_EXPECTS(false, "range", rmm::out_of_range); }(), rmm::out_of_range);
   CHECK_THROWS_AS([&] { RMM_FAIL("boom"); }(), rmm::logic_error);
@@ -51,6 +73,49 @@ TEST_CASE("RMM_CUDA_TRY names the call and the error", "[error]") {
                     Contains("cudaErrorInvalidValue") && Contains("error_tests.cpp"));
   CHECK_THROWS_AS([&] { RMM_CUDA_TRY(cudaErrorInvalidValue, rmm::logic_error); }(),
                   rmm::logic_error);
+}
+
+TEST_CASE("RMM_CUDA_TRY messages begin with RMM's text", "[error]") {
+  // RMM: "CUDA error at: FILE:LINE: cudaErrorName error string"; this library adds the call.
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    RMM_CUDA_TRY(cudaErrorInvalidValue);
+    FAIL("no exception");
+  } catch (rmm::cuda_error const& e) {
+    std::string const rmm_text = std::string{"CUDA error at: "} + __FILE__ + ":" +
+                                 std::to_string(line) + ": cudaErrorInvalidValue " +
+                                 cudaGetErrorString(cudaErrorInvalidValue);
+    CHECK_THAT(e.what(), Catch::Matchers::StartsWith(rmm_text) && Contains("error code 1"));
+  }
+}
+
+TEST_CASE("RMM_CUDA_TRY_ALLOC messages begin with RMM's text", "[error]") {
+  // RMM: "CUDA error (failed to allocate N bytes) at: FILE:LINE: name string" with the size,
+  // "CUDA error at: FILE:LINE: name string" without; the what() of rmm::out_of_memory puts
+  // "std::bad_alloc: out_of_memory: " before the message, as RMM's does.
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    RMM_CUDA_TRY_ALLOC(cudaErrorMemoryAllocation, 4096);
+    FAIL("no exception");
+  } catch (rmm::out_of_memory const& e) {
+    std::string const rmm_text = std::string{"std::bad_alloc: out_of_memory: "} +
+                                 "CUDA error (failed to allocate 4096 bytes) at: " + __FILE__ +
+                                 ":" + std::to_string(line) + ": cudaErrorMemoryAllocation " +
+                                 cudaGetErrorString(cudaErrorMemoryAllocation);
+    CHECK_THAT(e.what(), Catch::Matchers::StartsWith(rmm_text));
+  }
+  try {
+    line = __LINE__ + 1;
+    RMM_CUDA_TRY_ALLOC(cudaErrorInvalidValue);
+    FAIL("no exception");
+  } catch (rmm::bad_alloc const& e) {
+    std::string const rmm_text = std::string{"std::bad_alloc: CUDA error at: "} + __FILE__ + ":" +
+                                 std::to_string(line) + ": cudaErrorInvalidValue " +
+                                 cudaGetErrorString(cudaErrorInvalidValue);
+    CHECK_THAT(e.what(), Catch::Matchers::StartsWith(rmm_text) && !Contains("requested"));
+  }
 }
 
 TEST_CASE("RMM_CUDA_TRY_ALLOC maps out-of-memory to out_of_memory", "[error]") {

@@ -31,9 +31,13 @@ class cuda_stream {
 
   /**
    * @brief Creates a new stream on the current device.
+   *
+   * Not explicit, as RMM declares it, so that `rmm::cuda_stream s = {};` and arrays of streams
+   * initialised with `{}` compile.
    * @throws rmm::cuda_error if the stream cannot be created.
    */
-  explicit cuda_stream(flags stream_flags = flags::sync_default) {
+  // NOLINTNEXTLINE(google-explicit-constructor): RMM's signature
+  cuda_stream(flags stream_flags = flags::sync_default) {
     RMM_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, static_cast<unsigned int>(stream_flags)));
   }
 
@@ -64,8 +68,14 @@ class cuda_stream {
     return stream_;
   }
 
-  /// @brief Implicit conversion to the handle. @pre is_valid().
-  operator cudaStream_t() const { return value(); }
+  /**
+   * @brief Explicit conversion to the handle: `static_cast<cudaStream_t>(stream)`, as RMM
+   * declares it. Explicit so that an owning stream is not silently turned into a raw handle
+   * (which would outlive it unnoticed); pass `stream.value()` or `stream.view()` instead.
+   * @pre is_valid(); a moved-from stream ends the program (std::terminate, via the
+   * rmm::logic_error of value() leaving this noexcept function).
+   */
+  explicit operator cudaStream_t() const noexcept { return value(); }
 
   /// @brief A non-owning view of the stream. @pre is_valid().
   [[nodiscard]] cuda_stream_view view() const { return cuda_stream_view{value()}; }
@@ -74,8 +84,9 @@ class cuda_stream {
   operator cuda_stream_view() const { return view(); }
 
   /// @brief Implicit conversion to `cuda::stream_ref`, so that an owning stream can be passed
-  /// straight to a resource's allocate(). @pre is_valid().
-  operator cuda::stream_ref() const { return cuda::stream_ref{value()}; }
+  /// straight to a resource's allocate(). @pre is_valid(); as for the conversion to
+  /// cudaStream_t, a moved-from stream ends the program.
+  operator cuda::stream_ref() const noexcept { return cuda::stream_ref{value()}; }
 
   /// @brief Blocks until the stream's work has completed. @throws rmm::cuda_error on failure.
   void synchronize() const { view().synchronize(); }

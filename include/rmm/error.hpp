@@ -12,10 +12,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cassert>
 #include <cstddef>
+#include <cstdio>
+#include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace rmm {
 
@@ -91,14 +95,33 @@ inline std::string source_location(const char* file, int line) {
   return std::string{file} + ":" + std::to_string(line);
 }
 
-/// @brief Builds the message of a failed CUDA call: location, call text, error name and string.
+/**
+ * @brief The message of a failed check: "RMM failure at: FILE:LINE: " followed by @p reason, the
+ * text RMM's RMM_EXPECTS produces, so that code matching on RMM's messages keeps working.
+ */
+inline std::string expects_message(const char* file, int line, std::string const& reason) {
+  return "RMM failure at: " + source_location(file, line) + ": " + reason;
+}
+
+/**
+ * @brief The message of RMM_FAIL: "RMM failure at:FILE:LINE: " followed by @p reason. RMM writes
+ * no space after the colon here (unlike RMM_EXPECTS); the text is kept byte for byte.
+ */
+inline std::string fail_message(const char* file, int line, std::string const& reason) {
+  return "RMM failure at:" + source_location(file, line) + ": " + reason;
+}
+
+/**
+ * @brief The message of a failed CUDA call. RMM's text comes first ("CUDA error at: FILE:LINE:
+ * cudaErrorName error string"); this library then adds the call and the numeric code.
+ */
 inline std::string cuda_error_message(cudaError_t status,
                                       const char* call,
                                       const char* file,
                                       int line) {
-  return "CUDA error at " + source_location(file, line) + ": " + call + " returned " +
-         cudaGetErrorName(status) + " (" + std::to_string(static_cast<int>(status)) +
-         "): " + cudaGetErrorString(status);
+  return "CUDA error at: " + source_location(file, line) + ": " + cudaGetErrorName(status) + " " +
+         cudaGetErrorString(status) + " (call: " + call + ", error code " +
+         std::to_string(static_cast<int>(status)) + ")";
 }
 
 /// @brief Clears a non-sticky error left in the runtime's per-thread error slot, so that a later,
@@ -107,11 +130,19 @@ inline void clear_last_cuda_error() noexcept { static_cast<void>(cudaGetLastErro
 
 /**
  * @brief Throws the exception that a failed CUDA allocation call maps to: `rmm::out_of_memory`
- * for `cudaErrorMemoryAllocation`, `rmm::bad_alloc` otherwise. The message gives the requested
- * size, the current device and its free memory as reported after the failure.
+ * for `cudaErrorMemoryAllocation`, `rmm::bad_alloc` otherwise.
+ *
+ * The message starts with RMM's text: "CUDA error (failed to allocate N bytes) at: FILE:LINE:
+ * cudaErrorName error string" when the size is known (@p has_bytes), "CUDA error at: FILE:LINE:
+ * ..." otherwise. This library then adds the call, the requested size, the current device and
+ * its free memory as reported after the failure.
  */
-[[noreturn]] inline void throw_cuda_alloc_error(
-    cudaError_t status, const char* call, std::size_t bytes, const char* file, int line) {
+[[noreturn]] inline void throw_cuda_alloc_error(cudaError_t status,
+                                                const char* call,
+                                                bool has_bytes,
+                                                std::size_t bytes,
+                                                const char* file,
+                                                int line) {
   clear_last_cuda_error();
   int device = -1;
   static_cast<void>(cudaGetDevice(&device));
@@ -119,8 +150,16 @@ inline void clear_last_cuda_error() noexcept { static_cast<void>(cudaGetLastErro
   std::size_t total_bytes = 0;
   bool const have_info    = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
   clear_last_cuda_error();
-  std::string msg = cuda_error_message(status, call, file, line) + "; requested " +
-                    std::to_string(bytes) + " bytes on device " + std::to_string(device);
+  std::string msg = has_bytes
+                        ? "CUDA error (failed to allocate " + std::to_string(bytes) + " bytes) at: "
+                        : std::string{"CUDA error at: "};
+  msg += source_location(file, line) + ": " + cudaGetErrorName(status) + " " +
+         cudaGetErrorString(status) + "; call: " + call + " (error code " +
+         std::to_string(static_cast<int>(status)) + ")";
+  if (has_bytes) {
+    msg += "; requested " + std::to_string(bytes) + " bytes";
+  }
+  msg += " on device " + std::to_string(device);
   if (have_info) {
     msg += "; device free " + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) +
            " bytes";
@@ -141,6 +180,13 @@ template <typename Exception = rmm::cuda_error>
   throw Exception{cuda_error_message(status, call, file, line)};
 }
 
+/// @brief In debug builds, reports a CUDA call that an RMM_ASSERT_CUDA_SUCCESS* macro is about to
+/// assert on, as RMM does ("CUDA Error detected. name string" on standard error).
+inline void report_cuda_assert_failure(cudaError_t status) noexcept {
+  std::fprintf(
+      stderr, "CUDA Error detected. %s %s\n", cudaGetErrorName(status), cudaGetErrorString(status));
+}
+
 }  // namespace detail
 }  // namespace rmm
 
@@ -149,8 +195,9 @@ template <typename Exception = rmm::cuda_error>
 #define RMM_DETAIL_GET_4TH(a, b, c, d, ...) d
 
 /**
- * @brief Throws `rmm::logic_error` (or the exception type given third) with @p reason and the
- * source location when @p condition is false.
+ * @brief Throws `rmm::logic_error` (or the exception type given third, which must derive from
+ * `std::exception`) when @p condition is false. `what()` is "RMM failure at: FILE:LINE: " followed
+ * by @p reason (a string literal or a `std::string`), as in RMM.
  *
  * `RMM_EXPECTS(p != nullptr, "ptr must not be null")` or
  * `RMM_EXPECTS(n <= max, "n " + std::to_string(n) + " exceeds " + ..., rmm::out_of_range)`.
@@ -160,29 +207,31 @@ template <typename Exception = rmm::cuda_error>
   (__VA_ARGS__)
 #define RMM_DETAIL_EXPECTS_2(condition, reason) \
   RMM_DETAIL_EXPECTS_3(condition, reason, rmm::logic_error)
-#define RMM_DETAIL_EXPECTS_3(condition, reason, exception_type)                                 \
-  do {                                                                                          \
-    if (!(condition)) {                                                                         \
-      throw exception_type(std::string{"RMM failure at "} +                                     \
-                           rmm::detail::source_location(__FILE__, __LINE__) + ": " + (reason)); \
-    }                                                                                           \
+#define RMM_DETAIL_EXPECTS_3(condition, reason, exception_type)                         \
+  do {                                                                                  \
+    static_assert(std::is_base_of_v<std::exception, exception_type>,                    \
+                  "RMM_EXPECTS: the exception type must derive from std::exception");   \
+    if (!(condition)) {                                                                 \
+      throw exception_type(rmm::detail::expects_message(__FILE__, __LINE__, (reason))); \
+    }                                                                                   \
   } while (0)
 
 /**
- * @brief Unconditionally throws `rmm::logic_error` (or the exception type given second) with
- * @p reason and the source location.
+ * @brief Unconditionally throws `rmm::logic_error` (or the exception type given second).
+ * `what()` is "RMM failure at:FILE:LINE: " followed by @p reason: RMM's text for RMM_FAIL, which
+ * has no space after "at:".
  */
 #define RMM_FAIL(...) \
   RMM_DETAIL_GET_3RD(__VA_ARGS__, RMM_DETAIL_FAIL_2, RMM_DETAIL_FAIL_1, unused)(__VA_ARGS__)
 #define RMM_DETAIL_FAIL_1(reason) RMM_DETAIL_FAIL_2(reason, rmm::logic_error)
-#define RMM_DETAIL_FAIL_2(reason, exception_type)       \
-  throw exception_type(std::string{"RMM failure at "} + \
-                       rmm::detail::source_location(__FILE__, __LINE__) + ": " + (reason))
+#define RMM_DETAIL_FAIL_2(reason, exception_type) \
+  throw exception_type(rmm::detail::fail_message(__FILE__, __LINE__, (reason)))
 
 /**
  * @brief Calls a CUDA runtime function and throws `rmm::cuda_error` (or the exception type given
- * second) naming the call, its error and the source location if it does not return
- * `cudaSuccess`. The non-sticky error is cleared first so that it does not resurface later.
+ * second) if it does not return `cudaSuccess`. The non-sticky error is cleared first so that it
+ * does not resurface later. `what()` is RMM's "CUDA error at: FILE:LINE: cudaErrorName error
+ * string", followed by the call's text and the numeric error code.
  */
 #define RMM_CUDA_TRY(...) \
   RMM_DETAIL_GET_3RD(__VA_ARGS__, RMM_DETAIL_CUDA_TRY_2, RMM_DETAIL_CUDA_TRY_1, unused)(__VA_ARGS__)
@@ -198,28 +247,43 @@ template <typename Exception = rmm::cuda_error>
 
 /**
  * @brief Calls a CUDA allocation function. On `cudaErrorMemoryAllocation` throws
- * `rmm::out_of_memory`, on any other error `rmm::bad_alloc`; the message names the call, the
- * error, the requested bytes (second argument, optional), the device and its free memory. The
- * non-sticky error is cleared.
+ * `rmm::out_of_memory`, on any other error `rmm::bad_alloc`; the non-sticky error is cleared.
+ *
+ * `what()` begins with RMM's text, "CUDA error (failed to allocate N bytes) at: FILE:LINE:
+ * cudaErrorName error string" when the requested bytes are given as the second argument, "CUDA
+ * error at: FILE:LINE: ..." when not; it goes on with the call, the requested bytes, the device
+ * and its free memory.
  */
 #define RMM_CUDA_TRY_ALLOC(...)                                                      \
   RMM_DETAIL_GET_3RD(                                                                \
       __VA_ARGS__, RMM_DETAIL_CUDA_TRY_ALLOC_2, RMM_DETAIL_CUDA_TRY_ALLOC_1, unused) \
   (__VA_ARGS__)
-#define RMM_DETAIL_CUDA_TRY_ALLOC_1(call) RMM_DETAIL_CUDA_TRY_ALLOC_2(call, 0)
-#define RMM_DETAIL_CUDA_TRY_ALLOC_2(call, num_bytes)                                       \
-  do {                                                                                     \
-    cudaError_t const rmm_detail_status = (call);                                          \
-    if (cudaSuccess != rmm_detail_status) {                                                \
-      rmm::detail::throw_cuda_alloc_error(                                                 \
-          rmm_detail_status, RMM_DETAIL_STRINGIFY(call), (num_bytes), __FILE__, __LINE__); \
-    }                                                                                      \
+#define RMM_DETAIL_CUDA_TRY_ALLOC_1(call)                                               \
+  do {                                                                                  \
+    cudaError_t const rmm_detail_status = (call);                                       \
+    if (cudaSuccess != rmm_detail_status) {                                             \
+      rmm::detail::throw_cuda_alloc_error(                                              \
+          rmm_detail_status, RMM_DETAIL_STRINGIFY(call), false, 0, __FILE__, __LINE__); \
+    }                                                                                   \
+  } while (0)
+#define RMM_DETAIL_CUDA_TRY_ALLOC_2(call, num_bytes)                           \
+  do {                                                                         \
+    cudaError_t const rmm_detail_status = (call);                              \
+    if (cudaSuccess != rmm_detail_status) {                                    \
+      rmm::detail::throw_cuda_alloc_error(rmm_detail_status,                   \
+                                          RMM_DETAIL_STRINGIFY(call),          \
+                                          true,                                \
+                                          static_cast<std::size_t>(num_bytes), \
+                                          __FILE__,                            \
+                                          __LINE__);                           \
+    }                                                                          \
   } while (0)
 
 /**
- * @brief For calls that must not throw (destructors, deallocation): in debug builds asserts that
- * the call returned `cudaSuccess`; in release builds evaluates the call and discards the status
- * (clearing the non-sticky error).
+ * @brief For calls that must not throw (destructors, deallocation): in debug builds reports a
+ * failure on standard error ("CUDA Error detected. ...", as RMM does) and asserts that the call
+ * returned `cudaSuccess`; in release builds evaluates the call and discards the status. Both
+ * clear the non-sticky error.
  */
 #ifdef NDEBUG
 #define RMM_ASSERT_CUDA_SUCCESS(call)     \
@@ -228,30 +292,37 @@ template <typename Exception = rmm::cuda_error>
     rmm::detail::clear_last_cuda_error(); \
   } while (0)
 #else
-#include <cassert>
-#define RMM_ASSERT_CUDA_SUCCESS(call)             \
-  do {                                            \
-    cudaError_t const rmm_detail_status = (call); \
-    rmm::detail::clear_last_cuda_error();         \
-    assert(rmm_detail_status == cudaSuccess);     \
-    static_cast<void>(rmm_detail_status);         \
+#define RMM_ASSERT_CUDA_SUCCESS(call)                             \
+  do {                                                            \
+    cudaError_t const rmm_detail_status = (call);                 \
+    rmm::detail::clear_last_cuda_error();                         \
+    if (rmm_detail_status != cudaSuccess) {                       \
+      rmm::detail::report_cuda_assert_failure(rmm_detail_status); \
+    }                                                             \
+    assert(rmm_detail_status == cudaSuccess);                     \
+    static_cast<void>(rmm_detail_status);                         \
   } while (0)
 #endif
 
 /**
  * @brief Like RMM_ASSERT_CUDA_SUCCESS, but also accepts the errors CUDA returns while the process
- * is shutting down (`cudaErrorCudartUnloading`, `cudaErrorContextIsDestroyed`), so that a
- * destructor running during exit does not abort a debug build.
+ * is shutting down (`cudaErrorCudartUnloading`, as RMM does, and `cudaErrorContextIsDestroyed`),
+ * so that a destructor running during exit does not abort a debug build.
  */
 #ifdef NDEBUG
 #define RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(call) RMM_ASSERT_CUDA_SUCCESS(call)
 #else
-#define RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(call)                                             \
-  do {                                                                                          \
-    cudaError_t const rmm_detail_status = (call);                                               \
-    rmm::detail::clear_last_cuda_error();                                                       \
-    assert(rmm_detail_status == cudaSuccess || rmm_detail_status == cudaErrorCudartUnloading || \
-           rmm_detail_status == cudaErrorContextIsDestroyed);                                   \
-    static_cast<void>(rmm_detail_status);                                                       \
+#define RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(call)                              \
+  do {                                                                           \
+    cudaError_t const rmm_detail_status = (call);                                \
+    rmm::detail::clear_last_cuda_error();                                        \
+    bool const rmm_detail_ok = rmm_detail_status == cudaSuccess ||               \
+                               rmm_detail_status == cudaErrorCudartUnloading ||  \
+                               rmm_detail_status == cudaErrorContextIsDestroyed; \
+    if (!rmm_detail_ok) {                                                        \
+      rmm::detail::report_cuda_assert_failure(rmm_detail_status);                \
+    }                                                                            \
+    assert(rmm_detail_ok);                                                       \
+    static_cast<void>(rmm_detail_ok);                                            \
   } while (0)
 #endif

@@ -5,7 +5,8 @@
  * The implementation (spdlog) lives in the compiled library; this header exposes no logging
  * library types. By default messages of level `warn` and above go to standard error. The
  * environment variable `RMM_LOG_LEVEL` (trace, debug, info, warn, error, critical, off) sets the
- * initial level and `RMM_LOG_FILE` sends messages to that file instead.
+ * initial level and `RMM_DEBUG_LOG_FILE` sends messages to that file instead (the variable RMM
+ * reads for its own logger; `RMM_LOG_FILE` is the logging_resource_adaptor's default file).
  *
  * Thread-safety: every function here may be called concurrently from any thread.
  */

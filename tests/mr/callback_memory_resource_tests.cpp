@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <string>
 
 using Catch::Matchers::Contains;
 
@@ -73,18 +74,46 @@ TEST_CASE("callback_memory_resource copies share state and compare equal", "[cal
   STATIC_REQUIRE_FALSE(std::is_default_constructible_v<rmm::mr::callback_memory_resource>);
 }
 
-TEST_CASE("callback_memory_resource rejects bad callbacks", "[callback]") {
+TEST_CASE("callback_memory_resource rejects empty callbacks", "[callback]") {
   CHECK_THROWS_AS(rmm::mr::callback_memory_resource(nullptr, deallocate_cb), rmm::logic_error);
   CHECK_THROWS_WITH(rmm::mr::callback_memory_resource(nullptr, deallocate_cb),
                     Contains("allocate_callback is empty"));
   CHECK_THROWS_WITH(rmm::mr::callback_memory_resource(allocate_cb, nullptr),
                     Contains("deallocate_callback is empty"));
+}
+
+TEST_CASE("callback_memory_resource returns what the allocate callback returns", "[callback]") {
+  // As in RMM: the resource checks nothing, so a nullptr from the callback reaches the caller,
+  // for any size, and so does any other value.
+  int calls = 0;
   rmm::mr::callback_memory_resource null_returning{
-      [](std::size_t, rmm::cuda_stream_view, void*) -> void* { return nullptr; },
-      [](void*, std::size_t, rmm::cuda_stream_view, void*) {}};
-  CHECK_THROWS_AS(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256),
-                  rmm::bad_alloc);
-  CHECK_THROWS_WITH(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256),
-                    Contains("4096 bytes"));
+      [](std::size_t, rmm::cuda_stream_view, void* arg) -> void* {
+        ++*static_cast<int*>(arg);
+        return nullptr;
+      },
+      [](void*, std::size_t, rmm::cuda_stream_view, void*) {},
+      &calls};
+  CHECK(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256) == nullptr);
   CHECK(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 0, 256) == nullptr);
+  CHECK(null_returning.allocate(cuda::stream_ref{cudaStream_t{}}, 1, 256) == nullptr);
+  CHECK(calls == 3);
+
+  static int marker = 0;
+  rmm::mr::callback_memory_resource fixed{
+      [](std::size_t, rmm::cuda_stream_view, void*) -> void* { return &marker; },
+      [](void*, std::size_t, rmm::cuda_stream_view, void*) {}};
+  CHECK(fixed.allocate(cuda::stream_ref{cudaStream_t{}}, 0, 256) == &marker);
+  CHECK(fixed.allocate(cuda::stream_ref{cudaStream_t{}}, 1 << 20, 256) == &marker);
+}
+
+TEST_CASE("callback_memory_resource propagates what the allocate callback throws", "[callback]") {
+  rmm::mr::callback_memory_resource failing{
+      [](std::size_t bytes, rmm::cuda_stream_view, void*) -> void* {
+        throw rmm::out_of_memory{"test callback: no room for " + std::to_string(bytes) + " bytes"};
+      },
+      [](void*, std::size_t, rmm::cuda_stream_view, void*) {}};
+  CHECK_THROWS_AS(failing.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256),
+                  rmm::out_of_memory);
+  CHECK_THROWS_WITH(failing.allocate(cuda::stream_ref{cudaStream_t{}}, 4096, 256),
+                    Contains("no room for 4096 bytes"));
 }

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <list>
 #include <map>
 #include <optional>
@@ -32,6 +33,9 @@ namespace detail {
 class binning_memory_resource_impl : public stream_resource_base<binning_memory_resource_impl> {
   using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
   static constexpr char const* name = "binning_memory_resource";
+  /// The largest allocation_size that rounds up to a multiple of the alignment without wrapping.
+  static constexpr std::size_t max_bin_size =
+      std::numeric_limits<std::size_t>::max() - (CUDA_ALLOCATION_ALIGNMENT - 1);
 
  public:
   explicit binning_memory_resource_impl(upstream_t upstream) : upstream_{std::move(upstream)} {}
@@ -57,9 +61,9 @@ class binning_memory_resource_impl : public stream_resource_base<binning_memory_
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
-    if (bytes == 0) {
-      return nullptr;
-    }
+    // A 0-byte request goes where any other size goes (the smallest bin, or the upstream when
+    // there is no bin): that resource decides what an empty allocation is (the bins here return
+    // nullptr), so routing needs no special case.
     return target(bytes).allocate(stream, bytes, alignment);
   }
 
@@ -67,9 +71,9 @@ class binning_memory_resource_impl : public stream_resource_base<binning_memory_
                   void* ptr,
                   std::size_t bytes,
                   std::size_t alignment) noexcept {
-    if (ptr != nullptr) {
-      target(bytes).deallocate(stream, ptr, bytes, alignment);
-    }
+    // Handed to the resource that allocate() chose, nullptr included (every resource accepts
+    // back what it returned).
+    target(bytes).deallocate(stream, ptr, bytes, alignment);
   }
 
   friend binning_memory_resource_impl* get_property(
@@ -83,6 +87,13 @@ class binning_memory_resource_impl : public stream_resource_base<binning_memory_
 
   void add_bin(std::size_t allocation_size, std::optional<device_async_resource_ref> bin_resource) {
     RMM_EXPECTS(allocation_size > 0, std::string{name} + ": a bin's allocation_size must not be 0");
+    RMM_EXPECTS(allocation_size <= max_bin_size,
+                std::string{name} + ": allocation_size " + std::to_string(allocation_size) +
+                    " cannot be rounded up to a multiple of " +
+                    std::to_string(CUDA_ALLOCATION_ALIGNMENT));
+    // As in RMM, a bin's size is rounded up to the allocation alignment: add_bin(100) makes the
+    // 256-byte bin, which then serves every request of up to 256 bytes.
+    allocation_size = align_up(allocation_size, CUDA_ALLOCATION_ALIGNMENT);
     if (bins_.count(allocation_size) != 0) {
       return;
     }
@@ -117,9 +128,14 @@ class binning_memory_resource_impl : public stream_resource_base<binning_memory_
  * @brief Allocates memory from upstream resources associated with bin sizes.
  *
  * An allocation of `bytes` goes to the bin with the smallest allocation size >= `bytes`; larger
- * allocations go to the upstream. Deallocation finds the same resource from the size, so
- * `deallocate` must be given the size passed to `allocate` (as the resource concept requires).
- * The stream semantics are those of each bin resource and of the upstream.
+ * allocations go to the upstream. A request of 0 bytes is routed like any other size: to the
+ * smallest bin (or the upstream when there is no bin), which returns what it returns for an empty
+ * request (a fixed_size_memory_resource bin: nullptr); the deallocation goes to the same place.
+ * Bin sizes are multiples of 256
+ * bytes (rmm::CUDA_ALLOCATION_ALIGNMENT): add_bin rounds the size it is given up, as RMM does.
+ * Deallocation finds the same resource from the size, so `deallocate` must be given the size passed
+ * to `allocate` (as the resource concept requires). The stream semantics are those of each bin
+ * resource and of the upstream.
  *
  * Allocation and deallocation are thread-safe if the bins and the upstream are; `add_bin` is not
  * thread-safe and must not run concurrently with any other member.
@@ -150,7 +166,8 @@ class binning_memory_resource
    * Constructs a new binning memory resource and adds bins backed by fixed_size_memory_resource
    * in the range [2^min_size_exponent, 2^max_size_exponent]. For example if min_size_exponent==18
    * and max_size_exponent==22, creates bins of sizes 256KiB, 512KiB, 1024KiB, 2048KiB and
-   * 4096KiB.
+   * 4096KiB. Exponents below 8 give bins smaller than 256 bytes, which are rounded up to the
+   * 256-byte bin (see add_bin).
    *
    * @param upstream The resource used to allocate bin pools.
    * @param min_size_exponent The minimum base-2 exponent bin size.
@@ -180,7 +197,9 @@ class binning_memory_resource
    * @brief Add a bin allocator to this resource.
    *
    * Adds bin_resource if provided; otherwise constructs and adds a fixed_size_memory_resource
-   * (blocks of allocation_size, drawn from this resource's upstream).
+   * (blocks of allocation_size, drawn from this resource's upstream). allocation_size is first
+   * rounded up to a multiple of rmm::CUDA_ALLOCATION_ALIGNMENT (256 bytes), as in RMM: a
+   * bin_resource given for 100 bytes serves every request of up to 256 bytes.
    *
    * This bin will be used for any allocation smaller than allocation_size that is larger than the
    * next smaller bin's allocation size.
@@ -192,7 +211,7 @@ class binning_memory_resource
    * @param allocation_size The maximum size that this bin allocates
    * @param bin_resource The memory resource for the bin (not owned: it must outlive every copy of
    * this resource)
-   * @throws rmm::logic_error if allocation_size is 0.
+   * @throws rmm::logic_error if allocation_size is 0, or too large to be rounded up.
    */
   void add_bin(std::size_t allocation_size,
                std::optional<device_async_resource_ref> bin_resource = std::nullopt) {

@@ -25,7 +25,9 @@ namespace rmm::mr {
  *
  * `void* allocate_callback_t(std::size_t bytes, cuda_stream_view stream, void* arg)` returns a
  * pointer to an allocation of at least `bytes` bytes usable immediately on `stream`; `arg` is the
- * value given to the resource's constructor.
+ * value given to the resource's constructor. A callback that cannot allocate should throw
+ * (preferably rmm::out_of_memory or rmm::bad_alloc): whatever it returns, nullptr included, is
+ * handed to the caller of allocate() unchanged.
  */
 using allocate_callback_t = std::function<void*(std::size_t, cuda_stream_view, void*)>;
 
@@ -56,13 +58,10 @@ class callback_memory_resource_impl : public stream_resource_base<callback_memor
                 "callback_memory_resource: deallocate_callback is empty");
   }
 
+  // The callback's result is returned as is (as RMM does): a callback reports failure by
+  // throwing, and a nullptr it returns reaches the caller unchanged.
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t /*alignment*/) {
-    void* ptr = allocate_callback_(bytes, cuda_stream_view{stream}, allocate_callback_arg_);
-    RMM_EXPECTS(ptr != nullptr || bytes == 0,
-                "callback_memory_resource: the allocate callback returned nullptr for " +
-                    std::to_string(bytes) + " bytes",
-                rmm::bad_alloc);
-    return ptr;
+    return allocate_callback_(bytes, cuda_stream_view{stream}, allocate_callback_arg_);
   }
 
   void deallocate(cuda::stream_ref stream,
@@ -86,8 +85,13 @@ class callback_memory_resource_impl : public stream_resource_base<callback_memor
  * deallocation.
  *
  * This class is copyable and shares ownership of its internal state via
- * cuda::mr::shared_resource: copies compare equal and use the same callbacks. A callback that
- * returns nullptr for a non-zero size makes allocate() throw rmm::bad_alloc.
+ * cuda::mr::shared_resource: copies compare equal and use the same callbacks.
+ *
+ * allocate() returns exactly what the allocate callback returns and propagates what it throws;
+ * it checks nothing (as in RMM). A callback that fails must therefore throw (for example
+ * rmm::out_of_memory): a nullptr it returns for a non-zero size is not turned into an exception.
+ * The alignment argument of allocate() is not passed to the callbacks: they must return memory
+ * aligned as their users need (256 bytes for device memory, like cudaMalloc).
  *
  * Thread-safety: as thread-safe as the callbacks are; the resource adds no shared mutable state.
  */

@@ -7,6 +7,7 @@
 
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/runtime_capabilities.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/driver_pool.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
@@ -45,7 +46,7 @@ class cuda_async_memory_resource_impl
     props.handleTypes   = static_cast<cudaMemAllocationHandleType>(export_handle_type);
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id   = device;
-    pool_guard guard{create_pool(props, name, "on device " + std::to_string(device))};
+    pool_guard guard{create_pool_with_hw_decompress(props, device)};
     cudaMemPool_t const pool = guard.get();
     set_release_threshold(pool,
                           release_threshold.value_or(std::numeric_limits<std::uint64_t>::max()));
@@ -60,6 +61,10 @@ class cuda_async_memory_resource_impl
   cuda_async_memory_resource_impl(cuda_async_memory_resource_impl const&)            = delete;
   cuda_async_memory_resource_impl& operator=(cuda_async_memory_resource_impl const&) = delete;
 
+  /// @brief True if the pool was created with `cudaMemPoolCreateUsageHwDecompress` in its usage
+  /// (so that its memory can be a buffer of hardware decompression where the device has it).
+  [[nodiscard]] bool hw_decompress_usage() const noexcept { return hw_decompress_usage_; }
+
   ~cuda_async_memory_resource_impl() {
     cudaMemPool_t const pool = core_.handle();
     core_.reset();  // drop the limit before the handle can be reused
@@ -69,6 +74,35 @@ class cuda_async_memory_resource_impl
     // Outstanding allocations and pending frees keep the pool's memory until they complete.
     RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(cudaMemPoolDestroy(pool));
   }
+
+ private:
+  /**
+   * @brief Creates the pool asking for hardware-decompression usage when the driver accepts the
+   * flag (rmm::detail::hwdecompress, as RMM does), so that its memory can feed the decompression
+   * engine of the devices that have one. Should a driver still refuse the flag for this pool
+   * (not supported / invalid value), the pool is created without it rather than failing: the
+   * usage is an optimisation RMM asks for by default, never something the caller requested.
+   */
+  [[nodiscard]] cudaMemPool_t create_pool_with_hw_decompress(cudaMemPoolProps props, int device) {
+    std::string const what = "on device " + std::to_string(device);
+    if (rmm::detail::hwdecompress::is_supported()) {
+      props.usage = cudaMemPoolCreateUsageHwDecompress;
+      cudaMemPool_t pool{};
+      cudaError_t const status = cudaMemPoolCreate(&pool, &props);
+      if (status == cudaSuccess) {
+        hw_decompress_usage_ = true;
+        return pool;
+      }
+      rmm::detail::clear_last_cuda_error();
+      if (status != cudaErrorNotSupported && status != cudaErrorInvalidValue) {
+        return create_pool(props, name, what);  // not about the flag: report it as ever
+      }
+      props.usage = 0;
+    }
+    return create_pool(props, name, what);
+  }
+
+  bool hw_decompress_usage_{false};
 };
 
 }  // namespace detail
@@ -87,6 +121,10 @@ class cuda_async_memory_resource_impl
  * Besides the members of the specification, it offers the pool statistics and the byte limit
  * of detail::driver_pool_interface (used_bytes(), reserved_bytes(), free_bytes(), the peaks,
  * set_limit(), set_limit_fraction(), get_limit(), release(), free_all_blocks()).
+ *
+ * Where the driver accepts it (CUDA 12.8 or later, rmm::detail::hwdecompress), the pool is
+ * created with `cudaMemPoolCreateUsageHwDecompress` in its usage, as RMM does, so that its memory
+ * can be a buffer of hardware-accelerated decompression on devices that have the engine.
  *
  * Pointers are aligned to at least 256 bytes; a larger alignment, or one that is not a power of
  * two, throws rmm::logic_error. A request of 0 bytes returns nullptr. Out of memory throws
@@ -123,8 +161,8 @@ class cuda_async_memory_resource
    * @brief Flags for specifying memory pool usage.
    *
    * @note These values are exact copies from the runtime API (cudaMemPoolProps::usage;
-   * cudaMemPoolCreateUsageHwDecompress, CUDA 12.8). No constructor of this resource takes them
-   * yet: the enumeration is provided for API compatibility.
+   * cudaMemPoolCreateUsageHwDecompress, CUDA 12.8). As in RMM, no constructor takes them: the
+   * resource sets hw_decompress itself whenever the driver supports it.
    */
   enum class mempool_usage : unsigned short {
     hw_decompress = 0x2  ///< If set indicates that the memory can be used as a buffer for
