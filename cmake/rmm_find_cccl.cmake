@@ -13,11 +13,15 @@
 # files, while the headers are in nvidia/cu13/include/cccl), and CCCL's targets are non-imported,
 # so its headers reach our users with -I and every warning inside them fails a -Werror build.
 #
-# rmm::cccl is an IMPORTED target, so its directory is passed with -isystem: warnings in CCCL are
-# not ours. Order still matters: the CUDA 13.0 toolkit ships CCCL 3.0 in <toolkit>/include/cccl,
-# which nvcc adds as an implicit -isystem at the END of its command line, and g++/clang++ search
-# -isystem directories in command-line order, so these headers win for every compiler. rmm links
-# rmm::cccl before CUDA::cudart for the same reason.
+# rmm::cccl is an IMPORTED target, so for C++ its directory is passed with -isystem: warnings in
+# CCCL are not ours. Order matters: the CUDA 13.0 toolkit ships CCCL 3.0 (<toolkit>/include/cccl,
+# and a copy of its nv/target in <toolkit>/include itself). For g++/clang++ -isystem directories
+# are searched in command-line order, and rmm links rmm::cccl before CUDA::cudart, so these
+# headers win. nvcc, however, adds <toolkit>/include as an implicit -I, searched before every
+# -isystem: Thrust/CUB device code then sees CCCL 3.0's nv/target (missing the 3.5 macros such as
+# _NV_IF__NV_TARGET_BOOL_NV_HAS_FEATURE_SM_100f). So CUDA sources get the directory with -I (a
+# directory given as both -I and -isystem counts as a system one); CCCL's headers declare
+# themselves system headers, so their warnings still do not reach a -Werror build.
 
 set(RMM_MIN_CCCL_VERSION 3.5.0)
 
@@ -136,7 +140,11 @@ if(NOT TARGET rmm::cccl)
   endif()
   set(RMM_CCCL_FOUND_THROUGH "${_rmm_cccl_how}" CACHE INTERNAL "How rmm found CCCL")
   add_library(rmm::cccl INTERFACE IMPORTED)
-  set_target_properties(rmm::cccl PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${RMM_CCCL_INCLUDE_DIR}")
+  set_target_properties(
+    rmm::cccl
+    PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
+               "$<$<NOT:$<COMPILE_LANGUAGE:CUDA>>:${RMM_CCCL_INCLUDE_DIR}>"
+               INTERFACE_COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:-I${RMM_CCCL_INCLUDE_DIR}>")
   set(RMM_CCCL_VERSION "${_rmm_cccl_version}")
   if(NOT rmm_FIND_QUIETLY)
     message(STATUS "rmm: using CCCL ${_rmm_cccl_version} from ${RMM_CCCL_INCLUDE_DIR} (${_rmm_cccl_how})")
