@@ -22,11 +22,13 @@ namespace rmm {
  * The prefetch is a hint that migrates the pages to the device before work on @p stream touches
  * them; it returns without waiting. `cuda_device_id{cudaCpuDeviceId}` prefetches to host memory.
  *
- * This function is a no-op if the memory is not CUDA managed memory (the runtime rejects it with
- * `cudaErrorInvalidValue`, which is cleared and not reported: the same call serves buffers from any
- * resource), if @p size is 0, or if the destination device (the current device when prefetching to
- * the host) does not support concurrent managed access (`cudaDevAttrConcurrentManagedAccess`, e.g.
- * Windows or some virtualised GPUs), where CUDA does not allow prefetching.
+ * This function is a no-op if the memory is not CUDA managed memory (device and pinned memory are
+ * recognised with `cudaPointerGetAttributes` and not passed to the runtime; where the runtime
+ * still rejects a range with `cudaErrorInvalidValue`, that is cleared and not reported: the same
+ * call serves buffers from any resource), if @p size is 0, or if the destination device (the
+ * current device when prefetching to the host) does not support concurrent managed access
+ * (`cudaDevAttrConcurrentManagedAccess`, e.g. Windows or some virtualised GPUs), where CUDA does
+ * not allow prefetching.
  *
  * Memory that the system allocates (malloc) is prefetched as managed memory is on systems where
  * GPUs access pageable memory (HMM, ATS), and ignored elsewhere.
@@ -59,6 +61,24 @@ inline void prefetch(void const* ptr,
       &concurrent_managed, cudaDevAttrConcurrentManagedAccess, attr_device.value()));
   if (concurrent_managed == 0) {
     return;
+  }
+  // Ask what the memory is first: prefetching device or pinned memory (or pageable memory where
+  // the GPU cannot access it) fails, and a failed call shows up under compute-sanitizer.
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) == cudaSuccess) {
+    if (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeHost) {
+      return;
+    }
+    if (attributes.type == cudaMemoryTypeUnregistered) {
+      int pageable = 0;
+      RMM_CUDA_TRY(
+          cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, attr_device.value()));
+      if (pageable == 0) {
+        return;
+      }
+    }
+  } else {
+    detail::clear_last_cuda_error();  // unknown: let the prefetch decide, as below
   }
   cudaMemLocation location{};
   location.type            = is_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;

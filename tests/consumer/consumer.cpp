@@ -6,6 +6,8 @@
 //
 // Everything is instantiated whatever the machine; the parts that need a GPU run only where
 // there is one (scripts/gpu_suite.sh runs it there). Exit code 0: every check held.
+#include "consumer_rmm26.hpp"
+
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream.hpp>
@@ -51,9 +53,10 @@
 #include <utility>
 #include <vector>
 
+namespace consumer {
 namespace {
-
 int failures = 0;
+}  // namespace
 
 void expect(bool condition, char const* what) {
   if (!condition) {
@@ -61,6 +64,12 @@ void expect(bool condition, char const* what) {
     ++failures;
   }
 }
+
+}  // namespace consumer
+
+namespace {
+
+using consumer::expect;
 
 using any_device = cuda::mr::any_resource<cuda::mr::device_accessible>;
 
@@ -288,6 +297,7 @@ void with_gpu() {
   registry(view);
   allocators(view);
   gpu_allocator(pool, view);
+  consumer::rmm26_with_gpu(view);
 }
 
 // What runs everywhere, GPU or not.
@@ -320,6 +330,7 @@ void host_only() {
 
 int main() {
   host_only();
+  consumer::rmm26_host_only();
   if (rmm::get_num_cuda_devices() == 0) {
     std::printf("consumer: no CUDA device: every class compiled and linked; GPU parts not run\n");
   } else {
@@ -327,9 +338,9 @@ int main() {
       with_gpu();
     } catch (std::exception const& e) {
       std::fprintf(stderr, "consumer: unexpected exception: %s\n", e.what());
-      ++failures;
+      ++consumer::failures;
     }
   }
-  std::printf("consumer: %s\n", failures == 0 ? "all checks held" : "FAILED");
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  std::printf("consumer: %s\n", consumer::failures == 0 ? "all checks held" : "FAILED");
+  return consumer::failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
