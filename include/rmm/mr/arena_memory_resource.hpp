@@ -34,6 +34,7 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/bitmap_stream_arena.hpp>
 #include <rmm/mr/detail/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -202,7 +203,7 @@ class arena_state {
  private:
   struct stream_arena_state {
     std::mutex mutex;
-    arena::stream_arena host;
+    arena::bitmap_stream_arena host;  // bitmap first fit: see bitmap_stream_arena.md
     cudaEvent_t event{};  // created on the first release; records only on `key`'s stream
     stream_key key;
     arena::ticket id{};
@@ -246,7 +247,7 @@ class arena_state {
       if (!slot) {
         auto fresh  = std::make_unique<stream_arena_state>();
         fresh->key  = key;
-        fresh->host = arena::stream_arena{cache_bytes()};
+        fresh->host = arena::bitmap_stream_arena{cache_bytes()};
         std::lock_guard<std::mutex> glock{global_mutex_};
         by_id_.reserve(by_id_.size() + 1);
         fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);

@@ -174,6 +174,17 @@ TEST_CASE("stream_arena: first fit within superblocks, no merging across their e
   CHECK(s.describe().find("2 superblocks") != std::string::npos);
 }
 
+TEST_CASE("stream_arena: a rejected 0-byte free in an entirely free superblock changes nothing",
+          "[arena]") {
+  stream_arena s;
+  s.add_superblock(B, SB);
+  REQUIRE(s.num_free_superblocks() == 1);
+  require_invalid_argument([&] { static_cast<void>(s.deallocate(B, 0)); }, {});
+  CHECK(s.num_free_superblocks() == 1);  // the rollback used to drop it from the free set
+  s.validate();
+  CHECK(s.allocate(SB) == B);
+}
+
 TEST_CASE("stream_arena coalesces frees and returns superblocks by policy", "[arena]") {
   stream_arena s{2 * SB};
   s.add_superblock(B, SB);

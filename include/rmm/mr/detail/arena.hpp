@@ -440,13 +440,13 @@ class stream_arena {
     bool const release   = now_empty && allow_release &&
                          sb.size > cache_bytes_ - std::min(cache_bytes_, cached_bytes_);
     bool const keep_empty = now_empty && !release;
-    if (keep_empty) {
-      empty_.insert(it->first);  // first: the only other step that can throw is the insert below
-    }
+    // First: the only other step that can throw is the insert below. Roll back only what this
+    // call added (a 0-byte free in an entirely free superblock finds it already in the set).
+    bool const added_empty = keep_empty && empty_.insert(it->first).second;
     try {
       free_.insert(ptr, bytes);
     } catch (...) {
-      if (keep_empty) {
+      if (added_empty) {
         empty_.erase(it->first);
       }
       throw;

@@ -1,0 +1,189 @@
+/**
+ * @file bitmap_stream_arena_fuzz.cpp
+ * @brief libFuzzer target: decodes the input into operations on a bitmap_stream_arena, applies
+ * the same ones to a stream_arena and to a naive byte-per-unit model
+ * (tests/mr/detail/bitmap_stream_arena_model.hpp), and aborts on any disagreement (addresses,
+ * released superblocks, free blocks, counters), failed validate() or unexpected exception. Misuse
+ * (double, partial, misaligned, foreign frees; overlapping superblocks) must throw
+ * std::invalid_argument from both arenas and change nothing.
+ *
+ * Input: byte 0 picks the cache size; then each operation is an opcode byte and its operands. A
+ * missing byte reads as zero, so every input is a valid program.
+ */
+#include "../tests/mr/detail/bitmap_stream_arena_model.hpp"
+#include "fuzz_input.hpp"
+
+#include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/bitmap_stream_arena.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using rmm::fuzz::expect_invalid;
+using rmm::fuzz::reader;
+namespace arena = rmm::mr::detail::arena;
+
+constexpr std::size_t SB     = arena::superblock_size;
+constexpr std::uintptr_t B   = 0x10000000;  // superblocks the input places: [B, B + 256 MiB)
+constexpr std::uintptr_t far = std::uintptr_t{1} << 40U;  // superblocks added on a miss
+
+class driver {
+ public:
+  explicit driver(std::size_t cache) : bm_{cache}, list_{cache}, model_{cache} {}
+
+  void step(reader& in) {
+    switch (in.byte() % 8U) {
+      case 0:
+      case 1:
+      case 2:
+        allocate(in);
+        break;
+      case 3:
+      case 4:
+        free(in);
+        break;
+      case 5:
+        add(B + 4096 * in.u16(), size_from(in, 8 * SB));
+        break;
+      case 6:
+        release();
+        break;
+      default:
+        misuse(in);
+        break;
+    }
+    check();
+  }
+
+  void drain() {
+    while (!live_.empty()) {
+      free_block(live_.begin(), true);
+    }
+    release();
+    check();
+    FUZZ_CHECK(bm_.held_bytes() == 0 && bm_.num_superblocks() == 0);
+  }
+
+ private:
+  // 256 B .. max, mostly small.
+  static std::size_t size_from(reader& in, std::size_t max) {
+    return 256 * (1 + (in.u16() >> (in.byte() % 16U)) % (max / 256));
+  }
+
+  void allocate(reader& in) {
+    std::size_t const n = size_from(in, 3 * SB);
+    auto p              = bm_.allocate(n);
+    FUZZ_CHECK(list_.allocate(n) == p);
+    FUZZ_CHECK(model_.allocate(n) == p);
+    if (!p && in.byte() % 2U == 0) {  // as the resource does on a miss: a superblock, retry
+      std::size_t const size = *arena::global_arena::superblock_size_for(n);
+      add(far_next_, in.byte() % 4U == 0 ? n : size);
+      far_next_ += size + 256 * (in.byte() % 2U);
+      p = bm_.allocate(n);
+      FUZZ_CHECK(p.has_value());
+      FUZZ_CHECK(list_.allocate(n) == p);
+      FUZZ_CHECK(model_.allocate(n) == p);
+    }
+    if (p) {
+      live_.emplace(*p, n);
+    }
+  }
+
+  void add(std::uintptr_t base, std::size_t size) {
+    if (model_.overlaps(base, size)) {
+      auto const before = rmm::test::snapshot_of(bm_);
+      expect_invalid([&] { bm_.add_superblock(base, size); });
+      expect_invalid([&] { list_.add_superblock(base, size); });
+      FUZZ_CHECK(rmm::test::snapshot_of(bm_) == before);
+      return;
+    }
+    bm_.add_superblock(base, size);
+    list_.add_superblock(base, size);
+    model_.add_superblock(base, size);
+  }
+
+  void free(reader& in) {
+    if (live_.empty()) {
+      return;
+    }
+    auto it = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()));
+    free_block(it, in.byte() % 4U != 0);
+  }
+
+  void free_block(std::map<std::uintptr_t, std::size_t>::iterator it, bool allow_release) {
+    auto const [p, n] = *it;
+    live_.erase(it);
+    FUZZ_CHECK(model_.can_deallocate(p, n));
+    auto const r = bm_.deallocate(p, n, allow_release);
+    FUZZ_CHECK(list_.deallocate(p, n, allow_release) == r);
+    FUZZ_CHECK(model_.deallocate(p, n, allow_release) == r);
+  }
+
+  void release() {
+    auto const out = bm_.release_free_superblocks();
+    FUZZ_CHECK(list_.release_free_superblocks() == out);
+    FUZZ_CHECK(model_.release_free_superblocks() == out);
+  }
+
+  // A free near a live block or a superblock, shifted and sized by the input; when the model
+  // says it is invalid, both arenas must reject it and change nothing.
+  void misuse(reader& in) {
+    std::uintptr_t p = B + 4096 * in.u16();
+    if (!live_.empty() && in.byte() % 2U == 0) {
+      p = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()))->first;
+    }
+    std::size_t const shift = in.byte();
+    p                       = shift < 128 ? p + 128 * shift : p - 128 * (shift - 128);
+    std::size_t const n     = in.byte() % 8U == 0 ? in.byte() : 256 * (1 + in.byte() % 64U);
+    if (model_.can_deallocate(p, n)) {
+      return;
+    }
+    auto const before = rmm::test::snapshot_of(bm_);
+    expect_invalid([&] { static_cast<void>(bm_.deallocate(p, n)); });
+    expect_invalid([&] { static_cast<void>(list_.deallocate(p, n)); });
+    FUZZ_CHECK(rmm::test::snapshot_of(bm_) == before);
+  }
+
+  void check() {
+    rmm::fuzz::validated([&] {
+      bm_.validate();
+      list_.validate();
+    });
+    auto const s = rmm::test::snapshot_of(bm_);
+    FUZZ_CHECK(rmm::test::snapshot_of(list_) == s);
+    FUZZ_CHECK(rmm::test::snapshot_of(model_) == s);
+    std::size_t live = 0;
+    for (auto const& [p, n] : live_) {
+      live += n;
+    }
+    FUZZ_CHECK(s.allocated == live);
+  }
+
+  arena::bitmap_stream_arena bm_;
+  arena::stream_arena list_;
+  rmm::test::reference_stream_arena model_;
+  std::map<std::uintptr_t, std::size_t> live_;
+  std::uintptr_t far_next_{far};
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
+  reader in{data, size};
+  std::uint8_t const head = in.byte();
+  std::size_t const cache = (head % 4U) * SB + ((head >> 2U) % 2U) * 256;  // 0 .. 3 superblocks
+  rmm::fuzz::abort_on_exception([&] {
+    driver d{cache};
+    rmm::fuzz::run_steps(d, in, 1024);
+    d.drain();
+  });
+  return 0;
+}
