@@ -1,4 +1,5 @@
-// The random-allocations workload on T threads in {1, 4, 16}, each on its own stream, as in
+// The random-allocations workload on T threads in {1, 2, 4, 8, 16}, each on its own stream
+// (rows mt/...) or on its per-thread default stream (rows mtptds/...), as in
 // ../shared/bench/torch_mt_alloc.py: thread t seeds its generator with 1234 + t and keeps its live
 // bytes under 16000 / T MiB; n allocations per thread. The timed region starts the threads, joins
 // them and synchronises the device (the streams are made beforehand, untimed). Reports the
@@ -85,7 +86,8 @@ void bm_mt(benchmark::State& state,
            std::size_t threads,
            std::size_t num,
            std::size_t max_mib,
-           bool warm_up) {
+           bool warm_up,
+           bool per_thread_stream) {
   rb::guarded(state, key, [&] {
     bool fresh = false;
     auto& fx   = rb::cache().get<mt_fixture<Resource>>(
@@ -93,7 +95,9 @@ void bm_mt(benchmark::State& state,
         [&] {
           auto made = std::make_shared<mt_fixture<Resource>>();
           for (std::size_t t = 0; t < threads; ++t) {
-            if (rb::have_gpu()) {
+            if (per_thread_stream) {
+              made->streams.push_back(cudaStreamPerThread);  // each worker's own default stream
+            } else if (rb::have_gpu()) {
               made->owned.emplace_back(rmm::cuda_stream::flags::non_blocking);
               made->streams.push_back(made->owned.back().value());
             } else {
@@ -126,13 +130,15 @@ void add(std::string const& resource,
          std::size_t num,
          std::size_t max_mib,
          Make make,
-         bool warm_up = true) {
-  std::string const name = "mt/" + resource + "/T:" + std::to_string(threads) +
-                           "/n:" + std::to_string(num) + "/max:" + std::to_string(max_mib);
+         bool warm_up           = true,
+         bool per_thread_stream = false) {
+  std::string const name = std::string{per_thread_stream ? "mtptds/" : "mt/"} + resource +
+                           "/T:" + std::to_string(threads) + "/n:" + std::to_string(num) +
+                           "/max:" + std::to_string(max_mib);
   benchmark::RegisterBenchmark(
       name.c_str(),
-      [name, make, threads, num, max_mib, warm_up](benchmark::State& state) {
-        bm_mt<Resource>(state, name, make, threads, num, max_mib, warm_up);
+      [name, make, threads, num, max_mib, warm_up, per_thread_stream](benchmark::State& state) {
+        bm_mt<Resource>(state, name, make, threads, num, max_mib, warm_up, per_thread_stream);
       })
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
@@ -142,57 +148,99 @@ void add(std::string const& resource,
 void register_all() {
   bool const quick = rb::quick_mode();
   std::vector<std::size_t> const thread_counts =
-      quick ? std::vector<std::size_t>{1, 4} : std::vector<std::size_t>{1, 4, 16};
+      quick ? std::vector<std::size_t>{1, 4} : std::vector<std::size_t>{1, 2, 4, 8, 16};
   std::size_t const num = quick ? 1000 : 10000;
   std::vector<std::size_t> const maxes =
       rb::full_mode() ? std::vector<std::size_t>{1, 64} : std::vector<std::size_t>{1};
   bool const gpu = rb::have_gpu();
-  for (std::size_t const max_mib : maxes) {
-    for (std::size_t const threads : thread_counts) {
-      if (gpu) {
+  for (bool const ptds : {false, true}) {
+    for (std::size_t const max_mib : maxes) {
+      for (std::size_t const threads : thread_counts) {
+        if (gpu) {
 #if RMM_BENCH_HAVE_POOL
-        add<rmm::mr::pool_memory_resource>("pool", threads, num, max_mib, [] {
-          return std::make_shared<rmm::mr::pool_memory_resource>(rmm::mr::cuda_memory_resource{},
-                                                                 std::size_t{0});
-        });
-#endif
-#if RMM_BENCH_HAVE_ARENA
-        add<rmm::mr::arena_memory_resource>("arena", threads, num, max_mib, [] {
-          return std::make_shared<rmm::mr::arena_memory_resource>(rmm::mr::cuda_memory_resource{});
-        });
-#endif
-#if RMM_BENCH_HAVE_BINNING
-        add<rmm::mr::binning_memory_resource>("binning", threads, num, max_mib, [] {
-          return std::make_shared<rmm::mr::binning_memory_resource>(
-              rb::pool_as_upstream(rmm::mr::cuda_memory_resource{}, std::size_t{0}),
-              rb::binning_min_exponent,
-              rb::binning_max_exponent);
-        });
-#endif
-#if RMM_BENCH_HAVE_FIXED
-        if (max_mib <= 4) {
-          add<rmm::mr::fixed_size_memory_resource>("fixed_size", threads, num, max_mib, [max_mib] {
-            return std::make_shared<rmm::mr::fixed_size_memory_resource>(
-                rmm::mr::cuda_memory_resource{}, max_mib << 20);
-          });
-        }
-#endif
-      }
-      add<rb::null_memory_resource>("null", threads, num, max_mib, [] {
-        return std::make_shared<rb::null_memory_resource>();
-      });
-      if (gpu) {
-        add<rb::cuda_async_baseline>("cuda_async", threads, num, max_mib, [] {
-          return std::make_shared<rb::cuda_async_baseline>();
-        });
-        if (rb::full_mode()) {
-          add<rb::cuda_malloc_baseline>(
-              "cuda",
+          add<rmm::mr::pool_memory_resource>(
+              "pool",
               threads,
               num,
               max_mib,
-              [] { return std::make_shared<rb::cuda_malloc_baseline>(); },
-              false);
+              [] {
+                return std::make_shared<rmm::mr::pool_memory_resource>(
+                    rmm::mr::cuda_memory_resource{}, std::size_t{0});
+              },
+              true,
+              ptds);
+#endif
+#if RMM_BENCH_HAVE_ARENA
+          add<rmm::mr::arena_memory_resource>(
+              "arena",
+              threads,
+              num,
+              max_mib,
+              [] {
+                return std::make_shared<rmm::mr::arena_memory_resource>(
+                    rmm::mr::cuda_memory_resource{});
+              },
+              true,
+              ptds);
+#endif
+#if RMM_BENCH_HAVE_BINNING
+          add<rmm::mr::binning_memory_resource>(
+              "binning",
+              threads,
+              num,
+              max_mib,
+              [] {
+                return std::make_shared<rmm::mr::binning_memory_resource>(
+                    rb::pool_as_upstream(rmm::mr::cuda_memory_resource{}, std::size_t{0}),
+                    rb::binning_min_exponent,
+                    rb::binning_max_exponent);
+              },
+              true,
+              ptds);
+#endif
+#if RMM_BENCH_HAVE_FIXED
+          if (max_mib <= 4) {
+            add<rmm::mr::fixed_size_memory_resource>(
+                "fixed_size",
+                threads,
+                num,
+                max_mib,
+                [max_mib] {
+                  return std::make_shared<rmm::mr::fixed_size_memory_resource>(
+                      rmm::mr::cuda_memory_resource{}, max_mib << 20);
+                },
+                true,
+                ptds);
+          }
+#endif
+        }
+        add<rb::null_memory_resource>(
+            "null",
+            threads,
+            num,
+            max_mib,
+            [] { return std::make_shared<rb::null_memory_resource>(); },
+            true,
+            ptds);
+        if (gpu) {
+          add<rb::cuda_async_baseline>(
+              "cuda_async",
+              threads,
+              num,
+              max_mib,
+              [] { return std::make_shared<rb::cuda_async_baseline>(); },
+              true,
+              ptds);
+          if (rb::full_mode()) {
+            add<rb::cuda_malloc_baseline>(
+                "cuda",
+                threads,
+                num,
+                max_mib,
+                [] { return std::make_shared<rb::cuda_malloc_baseline>(); },
+                false,
+                ptds);
+          }
         }
       }
     }

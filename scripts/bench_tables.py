@@ -242,29 +242,31 @@ def random_table(results, peers):
             "Ratios > 1 mean the best of our resources is faster.\n\n" + table(header, rows))
 
 
-def mt_table(results, peers):
-    keys = results.keys("mt")
+def mt_table(results, peers, family="mt"):
+    keys = results.keys(family)
+    torch_mt = peers["torch_mt"] if family == "mt" else {}  # torch's threads use own streams
     grid = sorted({(int(p["T"]), int(p["n"]), int(p["max"])) for _, _, p, _ in keys
-                   if {"T", "n", "max"} <= set(p)} | set(peers["torch_mt"]))
+                   if {"T", "n", "max"} <= set(p)} | set(torch_mt))
     if not grid:
         return None
-    resources = present(results, "mt", OURS + BASELINES)
+    resources = present(results, family, OURS + BASELINES)
     ours = [r for r in resources if r not in BASELINES]
     header = ["T", "n/thread", "max MiB"] + resources + ["torch-mt", "best of ours", "best ÷ torch"]
     rows = []
     for t, n, mib in grid:
         line, values = [t, f"{n:,}", mib], {}
         for res in resources:
-            text, v = cell(results.find("mt", res, T=t, n=n, max=mib), "Mops_per_s")
+            text, v = cell(results.find(family, res, T=t, n=n, max=mib), "Mops_per_s")
             values[res] = v
             line.append(text)
-        torch = peers["torch_mt"].get((t, n, mib))
+        torch = torch_mt.get((t, n, mib))
         best = max(((values[r], r) for r in ours if values.get(r) is not None), default=(None, None))
         line += [fmt(torch), f"{best[1]} {fmt(best[0])}" if best[1] else DASH,
                  ratio(best[0], torch)]
         rows.append(line)
-    return ("### Multi-thread random allocations, T threads on T streams (aggregate Mops/s, median; "
-            "higher is better)\n\n" + table(header, rows))
+    streams = "T streams" if family == "mt" else "their per-thread default streams"
+    return (f"### Multi-thread random allocations, T threads on {streams} (aggregate Mops/s, "
+            "median; higher is better)\n\n" + table(header, rows))
 
 
 def replay_table(results, peers):
@@ -356,7 +358,7 @@ def tables(folders):
     parts = ["## Benchmark results"]
     if peers["notes"]:
         parts.append("\n".join(f"- {n}" for n in peers["notes"]))
-    for t in (random_table(results, peers), mt_table(results, peers), replay_table(results, peers),
+    for t in (random_table(results, peers), mt_table(results, peers), mt_table(results, peers, "mtptds"), replay_table(results, peers),
               pinned_table(results), realloc_table(results)):
         if t:
             parts.append(t)

@@ -134,7 +134,8 @@ TEST_CASE("prefetch of an empty range is a no-op", "[gpu][prefetch]") {
   CHECK(cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE("prefetch to a device that does not exist throws rmm::cuda_error", "[gpu][prefetch]") {
+TEST_CASE("prefetch to a device that does not exist throws rmm::cuda_error",
+          "[gpu][prefetch][expected_api_errors]") {
   rmm::cuda_stream stream;
   managed_buffer buffer{4096};
   rmm::cuda_device_id const no_such_device{rmm::get_num_cuda_devices() + 7};

@@ -34,7 +34,6 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/arena.hpp>
-#include <rmm/mr/detail/bitmap_stream_arena.hpp>
 #include <rmm/mr/detail/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -203,7 +202,7 @@ class arena_state {
  private:
   struct stream_arena_state {
     std::mutex mutex;
-    arena::bitmap_stream_arena host;  // bitmap first fit: see bitmap_stream_arena.md
+    arena::stream_arena host;
     cudaEvent_t event{};  // created on the first release; records only on `key`'s stream
     stream_key key;
     arena::ticket id{};
@@ -220,10 +219,8 @@ class arena_state {
     std::size_t next{};
   };
 
-  static std::uint64_t next_resource_id() noexcept {
-    static std::atomic<std::uint64_t> counter{0};
-    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  }
+  // One counter per process (in librmm): ids from two modules never collide.
+  static std::uint64_t next_resource_id() noexcept { return next_resource_uid(); }
 
   static thread_cache& cache() noexcept {
     static thread_local thread_cache c;
@@ -247,7 +244,7 @@ class arena_state {
       if (!slot) {
         auto fresh  = std::make_unique<stream_arena_state>();
         fresh->key  = key;
-        fresh->host = arena::bitmap_stream_arena{cache_bytes()};
+        fresh->host = arena::stream_arena{cache_bytes()};
         std::lock_guard<std::mutex> glock{global_mutex_};
         by_id_.reserve(by_id_.size() + 1);
         fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);

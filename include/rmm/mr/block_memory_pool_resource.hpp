@@ -115,8 +115,8 @@ class block_memory_pool_resource_impl
   [[nodiscard]] std::size_t block_stride() const noexcept { return layout_.stride; }
   [[nodiscard]] cuda_device_id device() const noexcept { return device_; }
   [[nodiscard]] std::size_t free_blocks() const noexcept {
-    std::lock_guard<spin_mutex> lock(mutex());  // the core's lock
-    return free_list_.size();
+    std::lock_guard<spin_mutex> lock(mutex());                    // the core's lock
+    return free_list_.size() + batched_bytes() / layout_.stride;  // see stream_ordered_core.md
   }
 
  private:

@@ -112,7 +112,7 @@ class fixed_size_memory_resource_impl
   }
   [[nodiscard]] std::size_t free_blocks() const noexcept {
     std::lock_guard<spin_mutex> lock(mutex());
-    return free_list_.size();
+    return free_list_.size() + batched_bytes() / block_size_;  // see stream_ordered_core.md
   }
 
  private:

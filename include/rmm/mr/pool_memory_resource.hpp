@@ -138,7 +138,7 @@ class pool_memory_resource_impl : public stream_ordered_core<pool_memory_resourc
 
   [[nodiscard]] std::size_t free_bytes() const noexcept {
     std::lock_guard<spin_mutex> lock(mutex());
-    return free_list_.free_bytes();
+    return free_list_.free_bytes() + batched_bytes();  // batches: see stream_ordered_core.md
   }
 
   [[nodiscard]] std::size_t largest_free_block() const noexcept {

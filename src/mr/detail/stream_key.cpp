@@ -12,4 +12,9 @@ std::uint64_t this_thread_uid() noexcept {
   return uid;
 }
 
+std::uint64_t next_resource_uid() noexcept {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace rmm::mr::detail

@@ -24,6 +24,13 @@ namespace rmm::mr::detail {
 RMM_EXPORT std::uint64_t this_thread_uid() noexcept;
 
 /**
+ * @brief A process-wide unique, never reused, non-zero id for a resource's state, so that
+ * thread-local caches keyed by it never match a destroyed resource's successor at the same
+ * address. Defined in librmm so that every module sees one counter.
+ */
+RMM_EXPORT std::uint64_t next_resource_uid() noexcept;
+
+/**
  * @brief Which stream a handle denotes for the calling thread.
  *
  * The handle `cudaStreamPerThread` (and the handle 0 in a translation unit built with

@@ -11,13 +11,26 @@
  * - Memory never handed out belongs to no stream and is taken by any stream without ordering.
  * - An allocation on S that its own list cannot serve takes a block from the free list of another
  *   stream O that can serve it, after making S wait (cudaStreamWaitEvent) on O's event; the
- *   pool also moves the rest of that free block to S, which the wait has made safe there.
- *   While the resource has seen two or more streams, each free records O's event on O (one
- *   cudaEventRecord), so the event follows every free made on O, and stays valid even after O is
- *   destroyed. A resource used from a single stream records nothing: the common single-stream
- *   program pays no CUDA call at all. When a second stream first needs blocks that the only
- *   stream freed without a record, the core synchronises the device once and turns every free
- *   block into memory owned by no stream.
+ *   pool also moves the rest of that free block to S, which the wait has made safe there (S's
+ *   event is then recorded on S, so that it follows the wait).
+ *   Invariant: while O's slot is `covered`, the last record of O's event was made, on O, after
+ *   every block now in O's free list was freed or moved there. Every path that puts a block into
+ *   O's list records first (or, single stream, marks the slot uncovered). The event stays valid
+ *   after O is destroyed. A resource used from a single stream records nothing: the common
+ *   single-stream program pays no CUDA call at all. When a second stream first needs blocks that
+ *   the only stream freed without a record, the core synchronises the device once and turns every
+ *   free block into memory owned by no stream.
+ * - Frees under contention (stream_ordered_core.md has the argument): with two or more streams,
+ *   a free of at most `batch_max_block` bytes first tries the shared lock without waiting. If
+ *   another thread holds it, the block (and the stream's next `contended_run` frees, which do not
+ *   try the lock) goes into the freeing stream's batch (a free_batch under
+ *   that stream's own lock), with no CUDA call. When the batch is full the freeing thread
+ *   records the stream's event on the stream, from its own thread (which keeps per-thread
+ *   default streams correct), then returns the whole batch under the shared lock: one event
+ *   record and one shared-lock hold per batch. Blocks in a batch are invisible to other streams
+ *   (no event covers them yet); their own stream takes one back when the size matches exactly.
+ *   A device synchronisation (the last resort, release(), teardown) empties every batch into
+ *   memory owned by no stream.
  * - Only when neither the other streams' lists nor growth from upstream can serve a request does
  *   the core synchronise the device, merge every list (which coalesces neighbours that different
  *   streams freed), give fully free upstream chunks back, grow once more, and retry once; then
@@ -32,6 +45,7 @@
 
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/free_batch.hpp>
 #include <rmm/mr/detail/spin_mutex.hpp>
 #include <rmm/mr/detail/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
@@ -40,8 +54,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -97,6 +114,11 @@ class stream_ordered_core {
   // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
   void* allocate_on(cuda::stream_ref stream, std::size_t requested, std::size_t rounded) {
     stream_key const key = stream_key::of(stream);
+    if (batching_.load(std::memory_order_relaxed) && rounded <= batch_max_block) {
+      if (auto p = from_own_batch(key, rounded)) {
+        return *p;
+      }
+    }
     std::lock_guard<spin_mutex> lock(mtx_);
     tag_t const tag = slot_of(key);
     if (auto p = derived().try_allocate(rounded, tag)) {
@@ -127,6 +149,12 @@ class stream_ordered_core {
   // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.
   void deallocate_on(cuda::stream_ref stream, void* ptr, std::size_t rounded) noexcept {
     stream_key const key = stream_key::of(stream);
+    if (batching_.load(std::memory_order_relaxed) && rounded <= batch_max_block) {
+      if (slot* s = cached_slot(key);
+          s != nullptr && free_contended(*s, key, ptr, rounded, stream)) {
+        return;
+      }
+    }
     std::lock_guard<spin_mutex> lock(mtx_);
     tag_t tag = 0;
     try {
@@ -140,29 +168,26 @@ class stream_ordered_core {
     }
     derived().free_block(ptr, rounded, tag);
     derived().after_free(tag, stream);
-    if (tag == 0) {
-      return;
+    if (tag != 0) {
+      cover_after_free(tag, key);
     }
-    // With one stream there is nobody to order against; a per-thread stream can be named only
-    // from its own thread, so it records even then.
-    slot& s = slots_[tag];
-    if (slots_.size() <= 2 && !key.per_thread()) {
-      s.covered = false;
-      return;
-    }
-    if (cudaEventRecord(s.event, key.handle) != cudaSuccess) {
-      cudaGetLastError();
-      cudaStreamSynchronize(key.handle);
-    }
-    s.covered = true;
   }
 
   // Waits for all work, so that the derived destructor can give memory back.
+  // Waits for all work and returns every batched block (to memory owned by no stream), so that
+  // the derived destructor can give memory back.
   void synchronize_for_teardown() noexcept {
     if (!rmm::process_is_exiting()) {
       cudaDeviceSynchronize();
       cudaGetLastError();
     }
+    std::lock_guard<spin_mutex> lock(mtx_);
+    drain_batches();
+  }
+
+  // Bytes in the streams' batches: freed, not yet in the free list (counted as free by queries).
+  [[nodiscard]] std::size_t batched_bytes() const noexcept {
+    return batched_bytes_.load(std::memory_order_relaxed);
   }
 
   // The lock, for derived read-only queries.
@@ -185,60 +210,242 @@ class stream_ordered_core {
   [[nodiscard]] std::string describe_streams() const {
     std::ostringstream out;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
-      out << (t > 1 ? ", " : "") << "stream " << static_cast<void*>(slots_[t].key.handle);
-      if (slots_[t].key.per_thread()) {
-        out << " (per-thread, thread " << slots_[t].key.owner << ")";
+      out << (t > 1 ? ", " : "") << "stream " << static_cast<void*>(slots_[t]->key.handle);
+      if (slots_[t]->key.per_thread()) {
+        out << " (per-thread, thread " << slots_[t]->key.owner << ")";
       }
       out << ": " << derived().tag_free_bytes(static_cast<tag_t>(t)) << " free";
+      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);  // order: shared lock, then slot
+      if (!slots_[t]->batch.empty()) {
+        out << " (+" << slots_[t]->batch.bytes() << " in its batch)";
+      }
     }
     return out.str();
   }
 
+ public:
+  /// Blocks larger than this are always returned at once (a batch would hold back too much).
+  static constexpr std::size_t batch_max_block = std::size_t{1} << 20U;
+  /// A batch is returned once it holds this many blocks or `batch_bytes` bytes.
+  static constexpr std::size_t batch_blocks = 32;
+  static constexpr std::size_t batch_bytes  = std::size_t{8} << 20U;
+  /// After the shared lock was found busy, this many frees batch without trying it.
+  static constexpr std::uint32_t contended_run = 1024;
+
  private:
+  using batch_t = free_batch<batch_blocks>;
+
+  // One stream's state. `key` changes only under both the shared lock and `mtx` (recycling), so
+  // either lock makes it stable; `covered` is guarded by the shared lock; `batch` by `mtx`;
+  // `event` and `tag` never change.
   struct slot {
+    slot(stream_key k, cudaEvent_t e, tag_t t) noexcept : key{k}, event{e}, tag{t} {}
     stream_key key{};
     cudaEvent_t event{};
-    bool covered{true};  // the event follows every free made on this stream so far
+    tag_t tag{};
+    bool covered{true};  // see the invariant in the file comment
+    spin_mutex mtx;
+    batch_t batch{batch_bytes};
+    std::atomic<std::uint32_t> returning{0};  // batches taken out, not yet in the free list
+    std::uint32_t batch_only{0};  // frees left that batch without trying the shared lock
   };
+
+  // The calling thread's recent slots: a free finds its stream's slot without the shared lock.
+  struct cache_entry {
+    std::uint64_t resource{};  // never-reused id of the core: a stale entry never matches
+    stream_key key{};
+    slot* s{};
+  };
+  static constexpr std::size_t cache_entries = 4;
+  struct thread_cache {
+    std::array<cache_entry, cache_entries> entries{};
+    std::size_t next{};
+  };
+  static thread_cache& cache() noexcept {
+    static thread_local thread_cache c;
+    return c;
+  }
 
   Derived& derived() noexcept { return static_cast<Derived&>(*this); }
   Derived const& derived() const noexcept { return static_cast<Derived const&>(*this); }
 
   static constexpr std::size_t recycle_threshold = 64;
 
+  [[nodiscard]] slot* cached_slot(stream_key const& key) const noexcept {
+    for (auto const& e : cache().entries) {
+      if (e.resource == id_ && e.key == key) {
+        return e.s;
+      }
+    }
+    return nullptr;
+  }
+
+  void remember(stream_key const& key, slot* s) noexcept {
+    thread_cache& c = cache();
+    for (auto& e : c.entries) {
+      if (e.resource == id_ && e.key == key) {
+        e.s = s;
+        return;
+      }
+    }
+    c.entries[c.next] = cache_entry{id_, key, s};
+    c.next            = (c.next + 1) % cache_entries;
+  }
+
+  // A block of exactly `size` bytes from the stream's own batch: safe at once (stream order).
+  std::optional<void*> from_own_batch(stream_key const& key, std::size_t size) noexcept {
+    slot* s = cached_slot(key);
+    if (s == nullptr) {
+      return std::nullopt;
+    }
+    std::lock_guard<spin_mutex> slot_lock(s->mtx);
+    if (s->key != key) {
+      return std::nullopt;  // recycled for another stream
+    }
+    auto p = s->batch.take_exact(size);
+    if (p) {
+      batched_bytes_.fetch_sub(size, std::memory_order_relaxed);
+    }
+    return p;
+  }
+
+  // The free path with two or more streams. Returns false if the slot was recycled (the caller
+  // then takes the shared path). Lock order: a slot's lock may be held while *trying* the shared
+  // lock, never while waiting for it; the shared lock may be held while waiting for a slot's.
+  bool free_contended(slot& s,
+                      stream_key const& key,
+                      void* ptr,
+                      std::size_t size,
+                      cuda::stream_ref stream) noexcept {
+    std::unique_lock<spin_mutex> slot_lock(s.mtx);
+    if (s.key != key) {
+      return false;
+    }
+    std::array<typename batch_t::block, batch_blocks> out;
+    // Once the shared lock was found busy, the next `contended_run` frees batch without trying
+    // it: a free that took the lock would record an event while holding it.
+    if (s.batch_only > 0) {
+      --s.batch_only;
+    } else if (mtx_.try_lock()) {  // uncontended: as with one lock, plus what the batch held
+      std::lock_guard<spin_mutex> lock(mtx_, std::adopt_lock);
+      std::size_t const n     = s.batch.take_all(out);
+      std::size_t const bytes = return_blocks(out, n, s.tag);
+      slot_lock.unlock();
+      derived().free_block(ptr, size, s.tag);
+      derived().after_free(s.tag, stream);
+      batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      cover_after_free(s.tag, key);
+      return true;
+    } else {
+      s.batch_only = contended_run;
+    }
+    batched_bytes_.fetch_add(size, std::memory_order_relaxed);
+    if (!s.batch.push(ptr, size)) {
+      return true;  // no CUDA call, no shared lock
+    }
+    // Full: record first (the slot lock keeps the slot from being recycled meanwhile), then
+    // return the batch. Any record made later on this stream also follows these frees.
+    std::size_t const n = s.batch.take_all(out);
+    s.returning.fetch_add(1, std::memory_order_relaxed);
+    bool const recorded = cudaEventRecord(s.event, key.handle) == cudaSuccess;
+    if (!recorded) {
+      cudaGetLastError();
+      cudaStreamSynchronize(key.handle);
+    }
+    slot_lock.unlock();
+    std::lock_guard<spin_mutex> lock(mtx_);
+    std::size_t const bytes = return_blocks(out, n, s.tag);
+    derived().after_free(s.tag, stream);
+    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    s.covered = true;
+    s.returning.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Puts `n` batched blocks into `tag`'s list (shared lock held); returns their bytes.
+  std::size_t return_blocks(std::array<typename batch_t::block, batch_blocks> const& blocks,
+                            std::size_t n,
+                            tag_t tag) noexcept {
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      derived().free_block(blocks[i].ptr, blocks[i].size, tag);
+      bytes += blocks[i].size;
+    }
+    return bytes;
+  }
+
+  // After a free into `tag`'s list (shared lock held): keeps the invariant. With one stream there
+  // is nobody to order against; a per-thread stream can be named only from its own thread, so it
+  // records even then.
+  void cover_after_free(tag_t tag, stream_key const& key) noexcept {
+    slot& s = *slots_[tag];
+    if (slots_.size() <= 2 && !key.per_thread()) {
+      s.covered = false;
+      return;
+    }
+    record(s, key);
+  }
+
+  void record(slot& s, stream_key const& key) noexcept {
+    if (cudaEventRecord(s.event, key.handle) != cudaSuccess) {
+      cudaGetLastError();
+      cudaStreamSynchronize(key.handle);
+    }
+    s.covered = true;
+  }
+
+  // After a device synchronisation (shared lock held): every batched block is safe for anyone.
+  void drain_batches() noexcept {
+    std::array<typename batch_t::block, batch_blocks> out;
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
+      std::size_t const n = slots_[t]->batch.take_all(out);
+      batched_bytes_.fetch_sub(return_blocks(out, n, 0), std::memory_order_relaxed);
+    }
+  }
+
   // The tag of `key`, made on first use. Linear search with a one-entry cache: a handful of
   // streams is the common case, and tags of streams whose lists are empty are recycled.
   tag_t slot_of(stream_key const& key) {
-    if (last_ < slots_.size() && slots_[last_].key == key) {
+    if (last_ < slots_.size() && slots_[last_]->key == key) {
+      remember(key, slots_[last_].get());
       return last_;
     }
     for (tag_t t = 1; t < slots_.size(); ++t) {
-      if (slots_[t].key == key) {
+      if (slots_[t]->key == key) {
         last_ = t;
+        remember(key, slots_[t].get());
         return t;
       }
     }
     tag_t const t = new_slot(key);
     last_         = t;
+    remember(key, slots_[t].get());
+    if (slots_.size() > 2) {
+      batching_.store(true, std::memory_order_relaxed);
+    }
     return t;
   }
 
   tag_t new_slot(stream_key const& key) {
     if (slots_.size() >= recycle_threshold) {
       for (tag_t t = 1; t < slots_.size(); ++t) {
-        if (derived().tag_free_bytes(t) == 0) {
-          slots_[t].key     = key;  // the event is re-recorded before any later wait on it
-          slots_[t].covered = true;
+        slot& s = *slots_[t];
+        std::lock_guard<spin_mutex> slot_lock(s.mtx);  // order: shared lock, then slot
+        if (derived().tag_free_bytes(t) == 0 && s.batch.empty() &&
+            s.returning.load(std::memory_order_relaxed) == 0) {
+          s.key     = key;  // the event is re-recorded before any later wait on it
+          s.covered = true;
           return t;
         }
       }
     }
-    slot s{key, nullptr, true};
-    RMM_CUDA_TRY(cudaEventCreateWithFlags(&s.event, cudaEventDisableTiming));
+    cudaEvent_t event{};
+    RMM_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     try {
-      slots_.push_back(s);
+      slots_.push_back(std::make_unique<slot>(key, event, static_cast<tag_t>(slots_.size())));
     } catch (...) {
-      cudaEventDestroy(s.event);
+      cudaEventDestroy(event);
       throw;
     }
     return static_cast<tag_t>(slots_.size() - 1);
@@ -259,7 +466,7 @@ class stream_ordered_core {
 
   // Makes `key`'s stream wait for everything freed so far on slot `t`'s stream.
   bool order_after(tag_t t, stream_key const& key) {
-    if (cudaStreamWaitEvent(key.handle, slots_[t].event, 0) != cudaSuccess) {
+    if (cudaStreamWaitEvent(key.handle, slots_[t]->event, 0) != cudaSuccess) {
       cudaGetLastError();
       return false;
     }
@@ -272,7 +479,7 @@ class stream_ordered_core {
       if (t == tag || !derived().tag_may_fit(t, size)) {
         continue;
       }
-      if (!slots_[t].covered) {
+      if (!slots_[t]->covered) {
         uncovered = true;  // freed while it was the only stream: no event to wait on
         continue;
       }
@@ -284,6 +491,7 @@ class stream_ordered_core {
       // (Moving whole lists instead makes streams that share a pool steal back and forth.)
       if (auto p = derived().try_allocate(size, t)) {
         derived().adopt_rest(*p, size, t, tag);
+        record(*slots_[tag], key);  // the invariant: the rest is in this stream's list now
         return p;
       }
     }
@@ -300,9 +508,10 @@ class stream_ordered_core {
     if (cudaDeviceSynchronize() != cudaSuccess) {
       cudaGetLastError();
     }
+    drain_batches();
     for (tag_t t = 1; t < slots_.size(); ++t) {
       derived().retag(t, 0);
-      slots_[t].covered = true;
+      slots_[t]->covered = true;
     }
   }
 
@@ -326,15 +535,24 @@ class stream_ordered_core {
 
   void destroy_events() noexcept {
     for (std::size_t t = 1; t < slots_.size(); ++t) {
-      if (slots_[t].event != nullptr && !rmm::process_is_exiting()) {
-        cudaEventDestroy(slots_[t].event);
+      if (slots_[t]->event != nullptr && !rmm::process_is_exiting()) {
+        cudaEventDestroy(slots_[t]->event);
       }
     }
   }
 
+  static std::vector<std::unique_ptr<slot>> first_slot() {
+    std::vector<std::unique_ptr<slot>> v;
+    v.push_back(std::make_unique<slot>(stream_key{}, nullptr, 0));  // memory owned by no stream
+    return v;
+  }
+
   mutable spin_mutex mtx_;
-  std::vector<slot> slots_{slot{}};  // slot 0: memory owned by no stream
+  std::vector<std::unique_ptr<slot>> slots_{first_slot()};
   tag_t last_{0};
+  std::uint64_t const id_{next_resource_uid()};
+  std::atomic<bool> batching_{false};  // two or more streams seen: frees may be batched
+  std::atomic<std::size_t> batched_bytes_{0};
 };
 
 }  // namespace rmm::mr::detail
