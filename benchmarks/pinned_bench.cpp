@@ -3,6 +3,8 @@
 //   cuda_async_pinned   cuda_async_pinned_memory_resource over a new pool (pinned_pool_options{}:
 //                       placement by the OS, release threshold at the maximum): stream-ordered
 //   pinned_host_mr      pinned_host_memory_resource (cudaMallocHost / cudaFreeHost)
+//   pool_pinned         pool_memory_resource over pinned_host_memory_resource (initial size 0:
+//                       grows on the warm-up batch, then serves every pair from its free list)
 //   cuda_host_alloc     cudaHostAlloc / cudaFreeHost called directly
 // The memory is not touched: this measures the cost of getting and giving back pinned memory.
 //
@@ -19,6 +21,7 @@
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_pinned_memory_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
@@ -136,6 +139,10 @@ void register_all() {
     });
     add<rmm::mr::pinned_host_memory_resource>("pinned_host_mr", bytes, [] {
       return std::make_shared<rmm::mr::pinned_host_memory_resource>();
+    });
+    add<rmm::mr::pool_memory_resource>("pool_pinned", bytes, [] {
+      return std::make_shared<rmm::mr::pool_memory_resource>(rmm::mr::pinned_host_memory_resource{},
+                                                             std::size_t{0});
     });
     add<cuda_host_alloc_baseline>(
         "cuda_host_alloc", bytes, [] { return std::make_shared<cuda_host_alloc_baseline>(); });

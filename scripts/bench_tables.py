@@ -301,8 +301,9 @@ def pinned_table(results):
     sizes = sorted({int(p["bytes"]) for _, _, p, _ in keys if "bytes" in p})
     if not sizes:
         return None
-    resources = present(results, "pinned", ["cuda_async_pinned", "pinned_host_mr", "cuda_host_alloc"])
-    header = ["bytes"] + resources + ["cudaHostAlloc ÷ cuda_async_pinned"]
+    resources = present(results, "pinned",
+                        ["pool_pinned", "cuda_async_pinned", "pinned_host_mr", "cuda_host_alloc"])
+    header = ["bytes"] + resources + ["cudaHostAlloc ÷ cuda_async_pinned", "cudaHostAlloc ÷ pool_pinned"]
     rows = []
     for b in sizes:
         line, values = [f"{b:,}"], {}
@@ -311,9 +312,10 @@ def pinned_table(results):
             values[res] = v
             line.append(text)
         line.append(ratio(values.get("cuda_host_alloc"), values.get("cuda_async_pinned")))
+        line.append(ratio(values.get("cuda_host_alloc"), values.get("pool_pinned")))
         rows.append(line)
     return ("### Pinned host memory: allocate-free pairs (ns per pair, median; lower is better)\n\n"
-            "`rmm_pinned_bench`: cuda_async_pinned is `cuda_async_pinned_memory_resource` (a driver "
+            "`rmm_pinned_bench`: pool_pinned is `pool_memory_resource` over `pinned_host_memory_resource`; cuda_async_pinned is `cuda_async_pinned_memory_resource` (a driver "
             "pool of pinned host memory, stream-ordered); pinned_host_mr is "
             "`pinned_host_memory_resource` (cudaHostAlloc / cudaFreeHost per call); cuda_host_alloc "
             "is the raw calls.\n\n" + table(header, rows))
