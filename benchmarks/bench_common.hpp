@@ -99,6 +99,18 @@ namespace rmm::bench {
 
 // --- modes -----------------------------------------------------------------------------------
 
+/// @brief The resource's name in benchmark names. Built as the RMM peer
+/// (scripts/build_rmm_peer.sh: these same sources compiled against RMM 26.x's own headers and
+/// librmm, with RMM_BENCH_PEER_RMM defined), every row is named rmm_<resource>, so that RMM's
+/// rows sit beside ours in one table without colliding.
+inline std::string resource_label(std::string const& resource) {
+#ifdef RMM_BENCH_PEER_RMM
+  return "rmm_" + resource;
+#else
+  return resource;
+#endif
+}
+
 /// @brief True if the environment variable @p name is set to something other than "" or "0".
 inline bool env_flag(char const* name) {
   char const* value = std::getenv(name);

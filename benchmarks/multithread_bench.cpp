@@ -132,9 +132,9 @@ void add(std::string const& resource,
          Make make,
          bool warm_up           = true,
          bool per_thread_stream = false) {
-  std::string const name = std::string{per_thread_stream ? "mtptds/" : "mt/"} + resource +
-                           "/T:" + std::to_string(threads) + "/n:" + std::to_string(num) +
-                           "/max:" + std::to_string(max_mib);
+  std::string const name = std::string{per_thread_stream ? "mtptds/" : "mt/"} +
+                           rb::resource_label(resource) + "/T:" + std::to_string(threads) +
+                           "/n:" + std::to_string(num) + "/max:" + std::to_string(max_mib);
   benchmark::RegisterBenchmark(
       name.c_str(),
       [name, make, threads, num, max_mib, warm_up, per_thread_stream](benchmark::State& state) {

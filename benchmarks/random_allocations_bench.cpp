@@ -77,8 +77,8 @@ void add(std::string const& resource,
          std::size_t max_mib,
          Make make,
          bool warm_up = true) {
-  std::string const name =
-      "random/" + resource + "/n:" + std::to_string(n) + "/max:" + std::to_string(max_mib);
+  std::string const name = "random/" + rb::resource_label(resource) + "/n:" + std::to_string(n) +
+                           "/max:" + std::to_string(max_mib);
   rb::workload_params const params{n, max_mib};
   benchmark::RegisterBenchmark(name.c_str(),
                                [name, make, params, warm_up](benchmark::State& state) {

@@ -422,7 +422,7 @@ void add(std::string const& resource,
          MakeCapped make_capped,
          bool async_baseline = false,
          harness how         = harness::resolved) {
-  std::string const name = "replay/" + resource + "/" + trace_name();
+  std::string const name = "replay/" + rb::resource_label(resource) + "/" + trace_name();
   benchmark::RegisterBenchmark(
       name.c_str(),
       [name, resource, make, make_capped, async_baseline, how](benchmark::State& state) {

@@ -25,6 +25,8 @@ import sys
 
 OURS = ["pool", "arena", "binning", "fixed_size"]
 BASELINES = ["null", "cuda_async", "cuda"]
+# RMM 26.x's own resources, from the peer build of the same harness (scripts/build_rmm_peer.sh).
+RMM_PEER = ["rmm_pool", "rmm_arena", "rmm_binning"]
 DASH = "—"
 
 
@@ -216,8 +218,8 @@ def random_table(results, peers):
                   | set(peers["torch"]) | {(n, m) for (_, n, m) in peers["raw"]})
     if not grid:
         return None
-    resources = present(results, "random", OURS + BASELINES)
-    ours = [r for r in resources if r not in BASELINES]
+    resources = present(results, "random", OURS + RMM_PEER + BASELINES)
+    ours = [r for r in resources if r not in BASELINES + RMM_PEER]
     header = (["n", "max MiB"] + resources + ["raw cuda_async", "raw cuda", "torch",
               "best of ours", "cudaMallocAsync ÷ best", "torch ÷ best"])
     rows = []
@@ -249,8 +251,8 @@ def mt_table(results, peers, family="mt"):
                    if {"T", "n", "max"} <= set(p)} | set(torch_mt))
     if not grid:
         return None
-    resources = present(results, family, OURS + BASELINES)
-    ours = [r for r in resources if r not in BASELINES]
+    resources = present(results, family, OURS + RMM_PEER + BASELINES)
+    ours = [r for r in resources if r not in BASELINES + RMM_PEER]
     header = ["T", "n/thread", "max MiB"] + resources + ["torch-mt", "best of ours", "best ÷ torch"]
     rows = []
     for t, n, mib in grid:
@@ -276,7 +278,7 @@ def replay_table(results, peers):
     rows = []
     logs = {res: (words[0] if words else "") for _, res, _, words in keys}
     for res in present(results, "replay",
-                       OURS + ["expandable_pool", "cuda_async_mr", "cuda_async", "null", "null_map"]):
+                       OURS + RMM_PEER + ["expandable_pool", "cuda_async_mr", "cuda_async", "null", "null_map"]):
         row = results.find("replay", res)
         text, _ = cell(row, "ns_per_event")
         c = row["counters"] if row and not row["error"] else {}

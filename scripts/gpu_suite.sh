@@ -55,6 +55,9 @@ stage() {
       cp "$root/scripts/bench_tables.py" "$stage_dir/bench_tables.py"
       cp "$root/scripts/profile_gpu.sh" "$stage_dir/profile_gpu.sh"
       cp "$build/benchmarks/librmm_sampler.so" "$stage_dir/lib/"
+      # RMM itself as a peer (the same programs built against librmm-cu13 from pip).
+      bash "$root/scripts/build_rmm_peer.sh" "$stage_dir/rmm_peer" ||
+        echo "stage: the RMM peer was not built (see above); its rows will be missing"
       ;;
   esac
   du -sh "$stage_dir"

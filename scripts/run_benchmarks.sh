@@ -28,8 +28,10 @@
 #                       on a fresh machine, of which ~65 s compile the torch extensions)
 #   RMM_BENCH_PARTS     comma list of: ours (our resources and the null resource: random, mt,
 #                       replay), async (cudaMallocAsync rows: our harness, then the raw peer),
-#                       torch (the PyTorch peers), slow (cudaMalloc rows: ours, then raw);
-#                       default ours,async,torch,slow, which is also the order they run in
+#                       torch (the PyTorch peers), slow (cudaMalloc rows: ours, then raw),
+#                       rmm (RMM 26.x's pool, arena and binning: the same programs built
+#                       against RMM by scripts/build_rmm_peer.sh, staged in .gpu/rmm_peer);
+#                       default ours,rmm,async,torch,slow, which is also the order they run in
 #   RMM_BENCH_REPS      repetitions (default 5; the median is reported)
 #   RMM_BENCH_REP_S     timed seconds per repetition (default 0.03; at least one run)
 #   RMM_BENCH_MAX_RUN_S one workload run longer than this (default 10) skips that benchmark
@@ -56,7 +58,7 @@ if [ "${RMM_BENCH_QUICK:-0}" != 0 ] || [ "${QUICK:-0}" != 0 ]; then quick=1; fi
 full=${RMM_BENCH_FULL:-0}
 [ "$quick" = 1 ] && full=0
 export RMM_BENCH_QUICK=$quick RMM_BENCH_FULL=$full
-parts=",${RMM_BENCH_PARTS:-ours,async,torch,slow},"
+parts=",${RMM_BENCH_PARTS:-ours,rmm,async,torch,slow},"
 want() { [[ $parts == *",$1,"* ]]; }
 reps=${RMM_BENCH_REPS:-5}
 [ "$quick" = 1 ] && reps=${RMM_BENCH_REPS:-1}
@@ -236,6 +238,22 @@ if want ours; then
       gbench $pinned_bin "${g//\//_}" "^$g" 90
     done
   fi
+fi
+
+# RMM itself: the same three programs built against RMM's headers and librmm.so, in their own
+# processes, with RMM's libraries first on the search path (ours is in $stage/lib too).
+peer_rmm=$stage/rmm_peer
+if want rmm && [ -d "$peer_rmm/bin" ]; then
+  for name in $random_bin $mt_bin $replay_bin; do
+    exe=$peer_rmm/bin/rmm_peer_${name#rmm_}
+    [ -x "$exe" ] || continue
+    for res in pool arena binning; do
+      step "rmm peer $name $res" 150 "$log" env LD_LIBRARY_PATH="$peer_rmm/lib:$LD_LIBRARY_PATH" \
+        "$exe" --benchmark_filter="^[a-z]*/rmm_$res/" --benchmark_repetitions="$reps" \
+        --benchmark_report_aggregates_only=true \
+        --benchmark_out="$work/json/$name.rmm_peer_$res.json" --benchmark_out_format=json
+    done
+  done
 fi
 
 # --- 3. cudaMallocAsync: our harness's rows, then the raw peer on the same rows -----------------
