@@ -28,7 +28,9 @@
 #include <utility>
 #include <vector>
 
-namespace {
+// Named, not anonymous: clang warns that an anonymous class's hidden-friend get_property is
+// never emitted.
+namespace faults_test {
 
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
@@ -199,7 +201,9 @@ void run_faults(int which, std::size_t k, bool random) {
   }
 }
 
-}  // namespace
+}  // namespace faults_test
+
+using namespace faults_test;  // NOLINT(google-build-using-namespace)
 
 TEST_CASE("faults: an upstream failing every k-th request, 16 threads, every suballocator",
           "[gpu][faults]") {
