@@ -394,7 +394,22 @@ class stream_ordered_core {
     s.covered = true;
   }
 
-  // After a device synchronisation (shared lock held): every batched block is safe for anyone.
+  // Every stream's batched blocks, taken out (shared lock held), to be returned after a device
+  // synchronisation. Throws std::bad_alloc if the list cannot be made (nothing is taken then).
+  std::vector<typename batch_t::block> take_batches() {
+    std::vector<typename batch_t::block> all;
+    all.reserve(batch_blocks * slots_.size());
+    std::array<typename batch_t::block, batch_blocks> out;
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
+      std::size_t const n = slots_[t]->batch.take_all(out);
+      all.insert(all.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return all;
+  }
+
+  // At teardown, after the device synchronisation (no other user is left): every batched block
+  // goes to memory owned by no stream.
   void drain_batches() noexcept {
     std::array<typename batch_t::block, batch_blocks> out;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
@@ -505,10 +520,19 @@ class stream_ordered_core {
 
   // After a device synchronisation no free block has pending work: all become unowned.
   void synchronize_and_disown() {
+    // Batches are emptied *before* the synchronisation: a block that another thread puts into
+    // its batch meanwhile may be used by work enqueued after the synchronisation began, which
+    // the synchronisation does not wait for. (Lists cannot change: the shared lock is held.)
+    std::vector<typename batch_t::block> batched = take_batches();
     if (cudaDeviceSynchronize() != cudaSuccess) {
       cudaGetLastError();
     }
-    drain_batches();
+    std::size_t bytes = 0;
+    for (auto const& b : batched) {
+      derived().free_block(b.ptr, b.size, 0);
+      bytes += b.size;
+    }
+    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
     for (tag_t t = 1; t < slots_.size(); ++t) {
       derived().retag(t, 0);
       slots_[t]->covered = true;
