@@ -173,7 +173,6 @@ class stream_ordered_core {
     }
   }
 
-  // Waits for all work, so that the derived destructor can give memory back.
   // Waits for all work and returns every batched block (to memory owned by no stream), so that
   // the derived destructor can give memory back.
   void synchronize_for_teardown() noexcept {
