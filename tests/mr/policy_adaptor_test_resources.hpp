@@ -1,6 +1,7 @@
 // Test doubles for the policy adaptors' tests (failure_callback, aligned, prefetch, thread_safe),
 // usable over any upstream, also host_backed_resource where there is no GPU:
-//   failing_resource         fails the first k allocations with a chosen exception type
+//   failing_resource         fails the first k allocations with a chosen exception type, then
+//                            those its rule picks (every k-th, seeded random, ...)
 //   capacity_resource        throws rmm::out_of_memory beyond a capacity, like a full device
 //   offset_resource          returns pointers a chosen multiple of 256 bytes past a 64 KiB
 //                            boundary, so that an aligning adaptor must (or need not) pad
@@ -23,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -46,7 +48,9 @@ E make_exception(std::string const& message) {
 }
 
 /// Fails the first `failures` allocation requests (stream-ordered or synchronous) by throwing
-/// @p Exception, then forwards to the upstream. Records the size of every request.
+/// @p Exception, then those for which the rule set with fail_when() returns true (none without
+/// one), and forwards the others to the upstream. Records the size of every request and counts
+/// the failures. Thread-safe: the rule is called under the resource's lock.
 template <typename Exception = rmm::out_of_memory>
 class failing_resource {
  public:
@@ -83,6 +87,17 @@ class failing_resource {
     std::lock_guard<std::mutex> lock(state_->mtx);
     state_->failures_left = failures;
   }
+  /// After the armed failures, fails each request for which @p rule returns true (an empty rule:
+  /// none). The rule may keep state (a counter, a generator): calls are serialised.
+  void fail_when(std::function<bool()> rule) {
+    std::lock_guard<std::mutex> lock(state_->mtx);
+    state_->rule = std::move(rule);
+  }
+  /// How many requests have failed so far.
+  [[nodiscard]] std::size_t failures() const {
+    std::lock_guard<std::mutex> lock(state_->mtx);
+    return state_->failed;
+  }
 
   bool operator==(failing_resource const& other) const noexcept { return state_ == other.state_; }
   bool operator!=(failing_resource const& other) const noexcept { return !(*this == other); }
@@ -95,13 +110,19 @@ class failing_resource {
     std::mutex mtx;
     int failures_left;
     std::vector<std::size_t> requests;
+    std::function<bool()> rule;
+    std::size_t failed{0};
   };
 
   void maybe_fail(std::size_t bytes) {
     std::lock_guard<std::mutex> lock(state_->mtx);
     state_->requests.push_back(bytes);
-    if (state_->failures_left > 0) {
+    bool const armed = state_->failures_left > 0;
+    if (armed) {
       --state_->failures_left;
+    }
+    if (armed || (state_->rule && state_->rule())) {
+      ++state_->failed;
       throw make_exception<Exception>("failing_resource: deliberate failure of " +
                                       std::to_string(bytes) + " bytes");
     }

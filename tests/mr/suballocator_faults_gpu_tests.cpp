@@ -6,6 +6,7 @@
 // the destroyed ones' handles) allocating meanwhile: every block is checked before its free.
 #include "../utilities/device_kernels.hpp"
 #include "../utilities/test_resources.hpp"
+#include "policy_adaptor_test_resources.hpp"
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/cuda_stream_view.hpp>
@@ -28,76 +29,15 @@
 #include <utility>
 #include <vector>
 
-// Named, not anonymous: clang warns that an anonymous class's hidden-friend get_property is
-// never emitted.
 namespace faults_test {
+
+using rmm::test::policy_adaptor_fakes::failing_resource;
 
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
 constexpr int num_threads = 16;
 
 using any_device = cuda::mr::any_resource<cuda::mr::device_accessible>;
-
-// Once started, fails a request (rmm::out_of_memory, before asking its upstream) every k-th
-// time, or with probability 1/k from a seeded generator; counts the failures. Copies share the
-// state.
-class failing_resource {
- public:
-  failing_resource(any_device upstream, std::size_t k, bool random)
-      : upstream_{std::move(upstream)}, state_{std::make_shared<state>(k, random)} {}
-
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
-    if (state_->should_fail()) {
-      throw rmm::out_of_memory("failing_resource: injected failure of " + std::to_string(bytes) +
-                               " bytes");
-    }
-    return upstream_.allocate(stream, bytes, alignment);
-  }
-  void deallocate(cuda::stream_ref stream, void* p, std::size_t bytes, std::size_t a) noexcept {
-    upstream_.deallocate(stream, p, bytes, a);
-  }
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = 256) {
-    void* p = allocate(cuda::stream_ref{cudaStreamLegacy}, bytes, alignment);
-    cudaStreamSynchronize(cudaStreamLegacy);
-    return p;
-  }
-  void deallocate_sync(void* p, std::size_t bytes, std::size_t alignment = 256) noexcept {
-    deallocate(cuda::stream_ref{cudaStreamLegacy}, p, bytes, alignment);
-  }
-  [[nodiscard]] std::size_t failures() const noexcept { return state_->failures.load(); }
-  void stop_failing() noexcept { state_->enabled.store(false); }
-  void start_failing() noexcept { state_->enabled.store(true); }
-
-  bool operator==(failing_resource const& o) const noexcept { return state_ == o.state_; }
-  bool operator!=(failing_resource const& o) const noexcept { return !(*this == o); }
-  friend void get_property(failing_resource const&, cuda::mr::device_accessible) noexcept {}
-
- private:
-  struct state {
-    state(std::size_t k_, bool random_) : k{k_}, random{random_} {}
-    bool should_fail() {
-      if (!enabled.load()) {
-        return false;
-      }
-      std::lock_guard<std::mutex> lock(mtx);
-      ++calls;
-      bool const fail = random ? rng() % k == 0 : calls % k == 0;
-      if (fail) {
-        ++failures;
-      }
-      return fail;
-    }
-    std::size_t k;
-    bool random;
-    std::mutex mtx;
-    std::mt19937_64 rng{20261125};
-    std::size_t calls{0};
-    std::atomic<std::size_t> failures{0};
-    std::atomic<bool> enabled{false};  // off while the resource under test is constructed
-  };
-  any_device upstream_;
-  std::shared_ptr<state> state_;
-};
 
 // Every suballocator over `upstream`, sized so that 16 threads make it grow many times.
 any_device make_suballocator(int which, any_device upstream) {
@@ -170,12 +110,17 @@ void fault_thread(any_device& mr, int t, std::size_t max_bytes, fault_result& re
 void run_faults(int which, std::size_t k, bool random) {
   INFO(suballocator_name(which) << (random ? ", fails at random 1/" : ", fails every ") << k);
   rmm::test::counting_resource counting{rmm::mr::cuda_memory_resource{}};
-  failing_resource failing{counting, k, random};
+  failing_resource<> failing{counting, 0};  // no failure while the resource is constructed
   fault_result result;
   {
     any_device mr               = make_suballocator(which, failing);
     std::size_t const max_bytes = which == 1 ? 64 * KiB : 2 * MiB;
-    failing.start_failing();  // construction (fixed_size preallocates, arena takes its arena) ok
+    // Construction (fixed_size preallocates, the arena takes its arena) is not failed.
+    if (random) {
+      failing.fail_when([k, rng = std::mt19937_64{20261125}]() mutable { return rng() % k == 0; });
+    } else {
+      failing.fail_when([k, calls = std::size_t{0}]() mutable { return ++calls % k == 0; });
+    }
     std::vector<std::thread> threads;
     for (int t = 0; t < num_threads; ++t) {
       threads.emplace_back([&, t] { fault_thread(mr, t, max_bytes, result); });
@@ -184,7 +129,7 @@ void run_faults(int which, std::size_t k, bool random) {
       th.join();
     }
     // Still serving once the upstream stops failing.
-    failing.stop_failing();
+    failing.fail_when({});
     rmm::cuda_stream stream;
     void* p = mr.allocate(stream, max_bytes, 256);
     rmm::test::fill_pattern(p, max_bytes, 7, stream.value());
