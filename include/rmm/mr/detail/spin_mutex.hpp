@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -48,21 +49,28 @@ class spin_mutex {
   /// @brief Releases the lock; the caller must hold it.
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
- private:
-  static void pause() noexcept {
+  /// @brief How many times lock() found the lock taken (a measure of contention; wraps around).
+  [[nodiscard]] std::uint32_t contentions() const noexcept {
+    return contentions_.load(std::memory_order_relaxed);
+  }
+
+  /// @brief A spin-wait hint to the processor (a pause instruction on x86), for callers' loops.
+  static void relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #endif
   }
 
+ private:
   void lock_contended() noexcept {
+    contentions_.fetch_add(1, std::memory_order_relaxed);
     constexpr unsigned spins_before_yield = 128;
     unsigned spins                        = 0;
     do {
       while (locked_.load(std::memory_order_relaxed)) {
         if (spins < spins_before_yield) {
           ++spins;
-          pause();
+          relax();
         } else {
           std::this_thread::yield();
         }
@@ -71,6 +79,7 @@ class spin_mutex {
   }
 
   std::atomic<bool> locked_{false};
+  std::atomic<std::uint32_t> contentions_{0};  // only written when the lock was contended
 };
 
 }  // namespace rmm::mr::detail

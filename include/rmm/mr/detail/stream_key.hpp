@@ -11,6 +11,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -76,6 +78,46 @@ struct stream_key_hash {
     return std::hash<void*>{}(static_cast<void*>(k.handle)) ^
            (std::hash<std::uint64_t>{}(k.owner) << 1U);
   }
+};
+
+/**
+ * @brief A thread's few most recent (resource, stream) -> value lookups, kept in a `thread_local`
+ * so that the hot path finds them without a lock. `resource` is a next_resource_uid(), never
+ * reused, so an entry of a destroyed resource never matches. Replaced round robin.
+ */
+template <typename Value, std::size_t N = 4>
+class stream_cache {
+ public:
+  /// @brief The value remembered for (@p resource, @p key), or a value-initialised Value.
+  [[nodiscard]] Value find(std::uint64_t resource, stream_key const& key) const noexcept {
+    for (auto const& e : entries_) {
+      if (e.resource == resource && e.key == key) {
+        return e.value;
+      }
+    }
+    return Value{};
+  }
+
+  /// @brief Remembers @p value for (@p resource, @p key), replacing an older entry.
+  void remember(std::uint64_t resource, stream_key const& key, Value value) noexcept {
+    for (auto& e : entries_) {
+      if (e.resource == resource && e.key == key) {
+        e.value = value;
+        return;
+      }
+    }
+    entries_[next_] = entry{resource, key, value};
+    next_           = (next_ + 1) % N;
+  }
+
+ private:
+  struct entry {
+    std::uint64_t resource{};
+    stream_key key{};
+    Value value{};
+  };
+  std::array<entry, N> entries_{};
+  std::size_t next_{};
 };
 
 }  // namespace rmm::mr::detail

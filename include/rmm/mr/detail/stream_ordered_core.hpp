@@ -114,7 +114,7 @@ class stream_ordered_core {
   // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
   void* allocate_on(cuda::stream_ref stream, std::size_t requested, std::size_t rounded) {
     stream_key const key = stream_key::of(stream);
-    if (batching_.load(std::memory_order_relaxed) && rounded <= batch_max_block) {
+    if (batching_.load(std::memory_order_acquire) && rounded <= batch_max_block) {
       if (auto p = from_own_batch(key, rounded)) {
         return *p;
       }
@@ -149,7 +149,7 @@ class stream_ordered_core {
   // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.
   void deallocate_on(cuda::stream_ref stream, void* ptr, std::size_t rounded) noexcept {
     stream_key const key = stream_key::of(stream);
-    if (batching_.load(std::memory_order_relaxed) && rounded <= batch_max_block) {
+    if (batching_.load(std::memory_order_acquire) && rounded <= batch_max_block) {
       if (slot* s = cached_slot(key);
           s != nullptr && free_contended(*s, key, ptr, rounded, stream)) {
         return;
@@ -182,6 +182,14 @@ class stream_ordered_core {
     }
     std::lock_guard<spin_mutex> lock(mtx_);
     drain_batches();
+  }
+
+  // Returns a block as memory owned by no stream, taken by any stream without ordering: only for
+  // a block that no work can still use (after a device synchronisation that followed its last
+  // use). Never throws (the derived class logs misuse).
+  void free_unowned(void* ptr, std::size_t size) noexcept {
+    std::lock_guard<spin_mutex> lock(mtx_);
+    derived().free_block(ptr, size, 0);
   }
 
   // Bytes in the streams' batches: freed, not yet in the free list (counted as free by queries).
@@ -250,18 +258,8 @@ class stream_ordered_core {
   };
 
   // The calling thread's recent slots: a free finds its stream's slot without the shared lock.
-  struct cache_entry {
-    std::uint64_t resource{};  // never-reused id of the core: a stale entry never matches
-    stream_key key{};
-    slot* s{};
-  };
-  static constexpr std::size_t cache_entries = 4;
-  struct thread_cache {
-    std::array<cache_entry, cache_entries> entries{};
-    std::size_t next{};
-  };
-  static thread_cache& cache() noexcept {
-    static thread_local thread_cache c;
+  static stream_cache<slot*>& cache() noexcept {
+    static thread_local stream_cache<slot*> c;
     return c;
   }
 
@@ -271,25 +269,10 @@ class stream_ordered_core {
   static constexpr std::size_t recycle_threshold = 64;
 
   [[nodiscard]] slot* cached_slot(stream_key const& key) const noexcept {
-    for (auto const& e : cache().entries) {
-      if (e.resource == id_ && e.key == key) {
-        return e.s;
-      }
-    }
-    return nullptr;
+    return cache().find(id_, key);
   }
 
-  void remember(stream_key const& key, slot* s) noexcept {
-    thread_cache& c = cache();
-    for (auto& e : c.entries) {
-      if (e.resource == id_ && e.key == key) {
-        e.s = s;
-        return;
-      }
-    }
-    c.entries[c.next] = cache_entry{id_, key, s};
-    c.next            = (c.next + 1) % cache_entries;
-  }
+  void remember(stream_key const& key, slot* s) noexcept { cache().remember(id_, key, s); }
 
   // A block of exactly `size` bytes from the stream's own batch: safe at once (stream order).
   std::optional<void*> from_own_batch(stream_key const& key, std::size_t size) noexcept {
@@ -436,9 +419,24 @@ class stream_ordered_core {
     last_         = t;
     remember(key, slots_[t].get());
     if (slots_.size() > 2) {
-      batching_.store(true, std::memory_order_relaxed);
+      // Release: a thread that sees batching on also sees every slot's event (made above).
+      batching_.store(true, std::memory_order_release);
     }
     return t;
+  }
+
+  // Events are made only once they can be needed: for a per-thread stream (it records even
+  // alone) and for every slot once a second stream appears. A resource used from one ordinary
+  // stream makes no CUDA call at all (and so runs over a simulated upstream without a GPU).
+  // Shared lock held; throws rmm::cuda_error if an event cannot be made.
+  void make_events_if_needed() {
+    bool const many = slots_.size() > 2;
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      slot& s = *slots_[t];
+      if (s.event == nullptr && (many || s.key.per_thread())) {
+        RMM_CUDA_TRY(cudaEventCreateWithFlags(&s.event, cudaEventDisableTiming));
+      }
+    }
   }
 
   tag_t new_slot(stream_key const& key) {
@@ -454,12 +452,11 @@ class stream_ordered_core {
         }
       }
     }
-    cudaEvent_t event{};
-    RMM_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    slots_.push_back(std::make_unique<slot>(key, nullptr, static_cast<tag_t>(slots_.size())));
     try {
-      slots_.push_back(std::make_unique<slot>(key, event, static_cast<tag_t>(slots_.size())));
+      make_events_if_needed();
     } catch (...) {
-      cudaEventDestroy(event);
+      slots_.pop_back();  // events made for older slots stay: they are needed later anyway
       throw;
     }
     return static_cast<tag_t>(slots_.size() - 1);
@@ -480,6 +477,9 @@ class stream_ordered_core {
 
   // Makes `key`'s stream wait for everything freed so far on slot `t`'s stream.
   bool order_after(tag_t t, stream_key const& key) {
+    if (slots_[t]->event == nullptr) {
+      return true;  // never recorded: its list holds nothing freed on its stream
+    }
     if (cudaStreamWaitEvent(key.handle, slots_[t]->event, 0) != cudaSuccess) {
       cudaGetLastError();
       return false;
