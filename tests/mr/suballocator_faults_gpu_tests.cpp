@@ -49,13 +49,21 @@ any_device make_suballocator(int which, any_device upstream) {
     case 2:
       return rmm::mr::binning_memory_resource{
           rmm::mr::pool_memory_resource{std::move(upstream), 0}, 10, 17};
-    default:
+    case 3:
       return rmm::mr::arena_memory_resource{std::move(upstream), std::size_t{1} << 30};
+    default: {  // the pool, sharded from the start (its children borrow from the root)
+      rmm::mr::pool_memory_resource pool{std::move(upstream), 0};
+      rmm::mr::detail::shared_state<rmm::mr::detail::pool_memory_resource_impl>(pool)
+          .enable_sharding();
+      return pool;
+    }
   }
 }
 
+constexpr int num_suballocators = 5;
+
 char const* suballocator_name(int which) {
-  static char const* const names[] = {"pool", "fixed_size", "binning", "arena"};
+  static char const* const names[] = {"pool", "fixed_size", "binning", "arena", "sharded pool"};
   return names[which];
 }
 
@@ -152,21 +160,21 @@ using namespace faults_test;  // NOLINT(google-build-using-namespace)
 
 TEST_CASE("faults: an upstream failing every k-th request, 16 threads, every suballocator",
           "[gpu][faults]") {
-  for (int which = 0; which < 4; ++which) {
+  for (int which = 0; which < num_suballocators; ++which) {
     run_faults(which, 3, false);
   }
 }
 
 TEST_CASE("faults: an upstream failing at seeded random, 16 threads, every suballocator",
           "[gpu][faults]") {
-  for (int which = 0; which < 4; ++which) {
+  for (int which = 0; which < num_suballocators; ++which) {
     run_faults(which, 4, true);
   }
 }
 
 TEST_CASE("lifetime: streams destroyed while their blocks are in other streams' use",
           "[gpu][faults]") {
-  for (int which = 0; which < 4; ++which) {
+  for (int which = 0; which < num_suballocators; ++which) {
     INFO(suballocator_name(which));
     any_device mr               = make_suballocator(which, rmm::mr::cuda_memory_resource{});
     std::size_t const max_bytes = which == 1 ? 64 * KiB : 512 * KiB;

@@ -38,6 +38,14 @@ struct stress_pool {
     return rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0};
   }
 };
+struct stress_sharded_pool {  // children made at once, one per stream (round robin)
+  static rmm::mr::pool_memory_resource make() {
+    rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+    rmm::mr::detail::shared_state<rmm::mr::detail::pool_memory_resource_impl>(pool)
+        .enable_sharding();
+    return pool;
+  }
+};
 struct stress_fixed_size {
   static rmm::mr::fixed_size_memory_resource make() {
     return rmm::mr::fixed_size_memory_resource{rmm::mr::cuda_memory_resource{}, 256 * KiB, 64};
@@ -55,9 +63,10 @@ struct stress_arena {
     return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{1} << 30};
   }
 };
-#define RMM_STRESS_FACTORIES stress_pool, stress_fixed_size, stress_binning, stress_arena
+#define RMM_STRESS_FACTORIES \
+  stress_pool, stress_sharded_pool, stress_fixed_size, stress_binning, stress_arena
 #else
-#define RMM_STRESS_FACTORIES stress_pool, stress_fixed_size, stress_binning
+#define RMM_STRESS_FACTORIES stress_pool, stress_sharded_pool, stress_fixed_size, stress_binning
 #endif
 
 // Live blocks of all threads, to prove that no two overlap.
