@@ -21,6 +21,12 @@
 //   RMM_BENCH_QUICK=1 (or QUICK=1): bisection in steps of 64 MiB
 #include "bench_common.hpp"
 
+#include <replay.hpp>
+#include <trace.hpp>
+#if RMM_BENCH_HAVE_VMM
+#include <expandable_pool.hpp>
+#endif
+
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 
 #include <benchmark/benchmark.h>
@@ -42,88 +48,9 @@ namespace {
 
 namespace rb = rmm::bench;
 
-// --- the log ---------------------------------------------------------------------------------
+// --- the log (tools/replay/trace.hpp) -------------------------------------------------------
 
-struct trace {
-  struct record {  // as in the file, for the map-based replay
-    bool alloc;
-    std::uint64_t pointer;
-    std::size_t size;
-  };
-  struct event {  // resolved: slot = index of the allocate event that a free releases
-    std::uint32_t slot;
-    bool alloc;
-    std::size_t size;
-  };
-  std::string path;
-  std::vector<record> records;
-  std::vector<event> events;
-  std::vector<std::size_t> slot_size;         // per allocate event
-  std::vector<std::uint32_t> leftover_slots;  // allocated and never freed in the log
-  std::size_t unmatched_frees{};              // frees of pointers the log never allocated
-  std::size_t peak_live{};
-};
-
-trace load_trace(std::string const& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw std::runtime_error("cannot open the allocation log " + path);
-  }
-  trace t;
-  t.path = path;
-  std::string line;
-  std::getline(in, line);                                 // header
-  std::unordered_map<std::uint64_t, std::uint32_t> live;  // recorded pointer -> slot
-  std::size_t live_bytes = 0;
-  std::size_t line_no    = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line == "\r") {
-      continue;
-    }
-    std::vector<std::string> fields;
-    std::stringstream ss(line);
-    std::string field;
-    while (std::getline(ss, field, ',')) {
-      fields.push_back(field);
-    }
-    if (fields.size() < 5) {
-      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": fewer than 5 fields");
-    }
-    bool const alloc = fields[2] == "allocate";
-    if (!alloc && fields[2] != "free") {
-      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": action '" + fields[2] +
-                               "' is neither allocate nor free");
-    }
-    auto const pointer = static_cast<std::uint64_t>(std::stoull(fields[3], nullptr, 16));
-    auto const size    = static_cast<std::size_t>(std::stoull(fields[4]));
-    t.records.push_back({alloc, pointer, size});
-    if (alloc) {
-      auto const slot = static_cast<std::uint32_t>(t.slot_size.size());
-      t.slot_size.push_back(size);
-      live[pointer] = slot;  // a pointer allocated twice without a free: the newer one wins
-      t.events.push_back({slot, true, size});
-      live_bytes += size;
-      t.peak_live = std::max(t.peak_live, live_bytes);
-    } else {
-      auto it = live.find(pointer);
-      if (it == live.end()) {
-        ++t.unmatched_frees;
-        continue;
-      }
-      t.events.push_back({it->second, false, t.slot_size[it->second]});
-      live_bytes -= t.slot_size[it->second];
-      live.erase(it);
-    }
-  }
-  for (auto const& [pointer, slot] : live) {
-    t.leftover_slots.push_back(slot);
-  }
-  if (t.events.empty()) {
-    throw std::runtime_error(path + ": no events");
-  }
-  return t;
-}
+using rmm::replay::trace;
 
 std::string default_trace_path() {
   if (char const* env = std::getenv("RMM_TRACE"); env != nullptr && env[0] != '\0') {
@@ -139,130 +66,20 @@ std::string default_trace_path() {
 }
 
 trace const& the_trace() {
-  static trace const t = load_trace(default_trace_path());
+  static trace const t = rmm::replay::load_trace(default_trace_path());
   return t;
 }
 
-std::string trace_name() {
-  std::string name = the_trace().path;
-  if (auto slash = name.find_last_of('/'); slash != std::string::npos) {
-    name.erase(0, slash + 1);
-  }
-  if (auto dot = name.rfind(".csv"); dot != std::string::npos) {
-    name.erase(dot);
-  }
-  return name;
-}
+std::string trace_name() { return the_trace().name(); }
 
-// --- replays ---------------------------------------------------------------------------------
+// --- replays and bisection (tools/replay/replay.hpp) ----------------------------------------
 
-/// @brief The timed replay: no bookkeeping beyond the pointer of each slot.
-template <class Resource>
-void replay(Resource& mr, cuda::stream_ref stream, trace const& t, std::vector<void*>& ptrs) {
-  for (auto const& e : t.events) {
-    if (e.alloc) {
-      ptrs[e.slot] = mr.allocate(stream, e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
-    } else {
-      mr.deallocate(stream, ptrs[e.slot], e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
-    }
-  }
-}
-
-template <class Resource>
-void release_leftovers(Resource& mr,
-                       cuda::stream_ref stream,
-                       trace const& t,
-                       std::vector<void*> const& ptrs) {
-  for (auto const slot : t.leftover_slots) {
-    mr.deallocate(stream, ptrs[slot], t.slot_size[slot], rmm::CUDA_ALLOCATION_ALIGNMENT);
-  }
-}
-
-/// @brief torch_replay.py's loop: recorded pointer -> our pointer through an unordered_map.
-template <class Resource>
-void replay_with_map(Resource& mr,
-                     cuda::stream_ref stream,
-                     trace const& t,
-                     std::unordered_map<std::uint64_t, std::pair<void*, std::size_t>>& m) {
-  for (auto const& r : t.records) {
-    if (r.alloc) {
-      m[r.pointer] = {mr.allocate(stream, r.size, rmm::CUDA_ALLOCATION_ALIGNMENT), r.size};
-    } else if (auto it = m.find(r.pointer); it != m.end()) {
-      mr.deallocate(stream, it->second.first, it->second.second, rmm::CUDA_ALLOCATION_ALIGNMENT);
-      m.erase(it);
-    }
-  }
-}
-
-/// @brief Replays the whole log through @p mr; false if an allocation throws std::bad_alloc
-/// (everything still live is freed first).
-template <class Resource>
-bool replay_checked(Resource& mr, trace const& t) {
-  cuda::stream_ref const stream = rmm::cuda_stream_view{};
-  std::vector<void*> ptrs(t.slot_size.size(), nullptr);
-  std::vector<char> is_live(t.slot_size.size(), 0);
-  bool ok = true;
-  try {
-    for (auto const& e : t.events) {
-      if (e.alloc) {
-        ptrs[e.slot]    = mr.allocate(stream, e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
-        is_live[e.slot] = 1;
-      } else {
-        mr.deallocate(stream, ptrs[e.slot], e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
-        is_live[e.slot] = 0;
-      }
-    }
-  } catch (std::bad_alloc const&) {
-    ok = false;
-  }
-  for (std::size_t slot = 0; slot < ptrs.size(); ++slot) {
-    if (is_live[slot] != 0) {
-      mr.deallocate(stream, ptrs[slot], t.slot_size[slot], rmm::CUDA_ALLOCATION_ALIGNMENT);
-    }
-  }
-  rb::device_sync();
-  return ok;
-}
+using rmm::replay::capacity_result;
+using rmm::replay::release_leftovers;
+using rmm::replay::replay;
+using rmm::replay::replay_with_map;
 
 // --- efficiency by bisection -----------------------------------------------------------------
-
-struct capacity_result {
-  std::optional<std::size_t> capacity;  // smallest that replays; none up to 4x the peak
-  int attempts{};
-};
-
-/// @brief The smallest capacity (a multiple of the granularity, between the log's peak and 4x
-/// it) with which a resource made by @p make_capped(C) replays the log. Assumes that a capacity
-/// that works keeps working when enlarged.
-template <class MakeCapped>
-capacity_result smallest_capacity(trace const& t, MakeCapped const& make_capped) {
-  std::size_t const granularity = (rb::quick_mode() ? std::size_t{64} : std::size_t{2}) << 20;
-  capacity_result result;
-  auto fits = [&](std::size_t capacity) {
-    ++result.attempts;
-    try {
-      auto mr = make_capped(capacity);
-      return replay_checked(*mr, t);
-    } catch (std::bad_alloc const&) {  // the construction itself did not fit
-      return false;
-    }
-  };
-  std::size_t lo = rmm::align_up(t.peak_live, granularity);
-  std::size_t hi = rmm::align_up(4 * t.peak_live, granularity);
-  if (fits(lo)) {
-    result.capacity = lo;
-    return result;
-  }
-  if (!fits(hi)) {
-    return result;
-  }
-  while (hi - lo > granularity) {  // lo fails, hi fits
-    std::size_t const mid = lo + (hi - lo) / granularity / 2 * granularity;
-    (fits(mid) ? hi : lo) = mid;
-  }
-  result.capacity = hi;
-  return result;
-}
 
 /// @brief The bisection's result for @p resource, computed on first use and kept for the
 /// program's lifetime (every repetition reports it).
@@ -272,8 +89,10 @@ capacity_result const& efficiency_of(std::string const& resource, MakeCapped con
   auto it = results.find(resource);
   if (it == results.end()) {
     rb::cache().clear();  // nothing else holds device memory meanwhile
-    auto const start = rb::clock_type::now();
-    auto const r     = smallest_capacity(the_trace(), make_capped);
+    auto const start              = rb::clock_type::now();
+    std::size_t const granularity = (rb::quick_mode() ? std::size_t{64} : std::size_t{2}) << 20;
+    auto const r                  = rmm::replay::smallest_capacity(
+        the_trace(), granularity, make_capped, [] { rb::device_sync(); });
     std::fprintf(stderr,
                  "efficiency %-8s peak live %.1f MiB, smallest capacity %s MiB (%d replays, "
                  "%.2f s)\n",
@@ -294,7 +113,7 @@ struct replay_fixture {
   rb::capped_cuda_resource upstream;  // no cap: counts what the timed configuration took
   std::shared_ptr<Resource> mr;
   std::vector<void*> ptrs;
-  std::unordered_map<std::uint64_t, std::pair<void*, std::size_t>> map;
+  rmm::replay::pointer_map map;
   std::size_t runs_per_rep{1};
 };
 
@@ -311,25 +130,7 @@ struct has_pool_peak<Resource,
 void no_capacity(std::size_t) {}
 
 #if RMM_BENCH_HAVE_VMM
-/// @brief The expandable pool with its default arguments: pool_memory_resource over a
-/// virtual_memory_resource. The wrapper keeps the virtual memory resource to report the most
-/// memory it mapped (what the growing configuration took) as peak_reserved_bytes().
-class expandable_pool {
- public:
-  explicit expandable_pool(std::optional<std::size_t> maximum = std::nullopt)
-      : pool_{vmm_, 0, maximum} {}
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
-    return pool_.allocate(stream, bytes, alignment);
-  }
-  void deallocate(cuda::stream_ref stream, void* p, std::size_t bytes, std::size_t alignment) {
-    pool_.deallocate(stream, p, bytes, alignment);
-  }
-  [[nodiscard]] std::size_t peak_reserved_bytes() const { return vmm_.statistics().peak_mapped; }
-
- private:
-  rmm::mr::virtual_memory_resource vmm_;
-  rmm::mr::pool_memory_resource pool_;
-};
+using rmm::replay::expandable_pool;  // tools/replay/expandable_pool.hpp
 #endif
 
 template <class Resource, class Make, class MakeCapped>

@@ -35,7 +35,7 @@ logger=$cache/x/rapids_logger
 [ -f "$rmm/include/rmm/mr/pool_memory_resource.hpp" ] || { echo "build_rmm_peer: no RMM headers in the wheel" >&2; exit 1; }
 rm -rf "$dest" && mkdir -p "$dest/bin" "$dest/lib" "$cache/obj"
 cuda=${CUDA_HOME:-/usr/local/cuda}
-flags=(-std=c++20 -O2 -DNDEBUG -DRMM_BENCH_PEER_RMM -I"$root/benchmarks"
+flags=(-std=c++20 -O2 -DNDEBUG -DRMM_BENCH_PEER_RMM -I"$root/benchmarks" -I"$root/tools/replay"
        -isystem "$rmm/include/rapids" -isystem "$rmm/include" -isystem "$logger/include"
        -isystem "$cuda/include")
 for prog in random_allocations_bench multithread_bench replay_bench; do
