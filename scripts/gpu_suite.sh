@@ -5,6 +5,8 @@
 #                                # the GPU machine lacks (spdlog, fmt) into .gpu/ (git-ignored)
 #   scripts/gpu_suite.sh run     # there: run every GPU test program, then again under
 #                                # compute-sanitizer (memcheck with leak check); prints a summary
+#   scripts/gpu_suite.sh python  # there: librmm_c inside PyTorch and CuPy
+#                                # (scripts/python_gpu_tests.sh with the staged librmm_c.so)
 #
 # With RMM_GPU_BENCHMARKS=ON, stage also builds the benchmarks and stages scripts/run_benchmarks.sh
 # as .gpu/run_benchmarks.sh, which run starts after the tests (RMM_GPU_SKIP_BENCH=1: not).
@@ -28,6 +30,9 @@ stage() {
   # rmm_ipc_child: the second process of the pinned-pool IPC test, found beside rmm_gpu_tests.
   local programs=(tests/rmm_gpu_tests tests/rmm_gpu_tests_ptds tests/rmm_host_tests
                   tests/process_is_exiting_test examples/basic/rmm_demo tests/rmm_ipc_child)
+  if [ -f "$build/tests/c/rmm_c_gpu_tests" ]; then
+    programs+=(tests/c/rmm_c_gpu_tests tests/c/rmm_c_config_tests)
+  fi
   for p in "${programs[@]}"; do
     strip --strip-debug -o "$stage_dir/bin/$(basename "$p")" "$build/$p"
   done
@@ -36,6 +41,13 @@ stage() {
       -exec sh -c 'strip --strip-debug -o "$1/bin/$(basename "$2")" "$2"' _ "$stage_dir" {} \;
   fi
   cp -a "$build"/librmm.so* "$stage_dir/lib/"
+  # librmm_c (the C interface) and its Python package, for `python` below.
+  if [ -f "$build/librmm_c.so" ]; then
+    strip --strip-debug -o "$stage_dir/lib/librmm_c.so" "$build/librmm_c.so"
+    mkdir -p "$stage_dir/python"
+    cp -r "$root/python/rmm_plugins" "$stage_dir/python/"
+    find "$stage_dir/python" -name __pycache__ -prune -exec rm -rf {} +
+  fi
   # The installed package and CCCL's headers, for the compile matrix there (its g++ 13.3 and
   # nvcc build tests/consumer against them; the machine has no pip CCCL and no spdlog to build
   # librmm itself).
@@ -96,6 +108,19 @@ run() {
   step host_tests "$bin/rmm_host_tests"
   step process_is_exiting_test "$bin/process_is_exiting_test"
   step demo "$bin/rmm_demo"
+  # librmm_c: one process per configured resource (tests/c/CMakeLists.txt lists the same).
+  if [ -x "$bin/rmm_c_gpu_tests" ]; then
+    step rmm_c_config_tests "$bin/rmm_c_config_tests"
+    local entry resource initial maximum
+    for entry in "cuda||" "cuda_async|64MB|" "pool|256MB|50%" "expandable||" "arena|1GB|" \
+                 "binning||"; do
+      IFS='|' read -r resource initial maximum <<<"$entry"
+      step "rmm_c_gpu_tests_$resource" env RMM_C_RESOURCE="$resource" \
+        RMM_C_INITIAL_POOL_SIZE="$initial" RMM_C_MAXIMUM_POOL_SIZE="$maximum" "$bin/rmm_c_gpu_tests"
+    done
+    step rmm_c_gpu_tests_configure env RMM_C_RESOURCE=bogus RMM_C_TEST_CONFIGURE=pool \
+      "$bin/rmm_c_gpu_tests"
+  fi
   # memcheck + leak check. Tests tagged [expected_api_errors] provoke CUDA API failures on purpose
   # (out-of-memory probes, invalid device ids): they run with API-error reporting off, so that
   # only memory-access errors and leaks count; everything else runs with full reporting.
@@ -127,8 +152,18 @@ run() {
   return $((failed > 0))
 }
 
+# librmm_c inside PyTorch and CuPy (not part of `run`: it needs torch, torchvision, transformers
+# and cupy, and takes minutes).
+python_tests() {
+  [ -f "$stage_dir/lib/librmm_c.so" ] || { echo "no .gpu/lib/librmm_c.so: run 'scripts/gpu_suite.sh stage' first"; exit 2; }
+  export LD_LIBRARY_PATH="$stage_dir/lib:${LD_LIBRARY_PATH:-}"
+  RMM_C_LIBRARY="$stage_dir/lib/librmm_c.so" bash "$root/scripts/python_gpu_tests.sh" \
+    "${OUT:-/tmp/rmm-gpu-out}/python"
+}
+
 case "${1:-}" in
   stage) stage ;;
   run) run ;;
-  *) echo "usage: $0 stage|run"; exit 2 ;;
+  python) python_tests ;;
+  *) echo "usage: $0 stage|run|python"; exit 2 ;;
 esac
