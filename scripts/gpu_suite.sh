@@ -30,6 +30,9 @@ stage() {
   # rmm_ipc_child: the second process of the pinned-pool IPC test, found beside rmm_gpu_tests.
   local programs=(tests/rmm_gpu_tests tests/rmm_gpu_tests_ptds tests/rmm_host_tests
                   tests/process_is_exiting_test examples/basic/rmm_demo tests/rmm_ipc_child)
+  if [ -f "$build/tools/replay/rmm-replay" ]; then
+    programs+=(tools/replay/rmm-replay)
+  fi
   if [ -f "$build/tests/c/rmm_c_gpu_tests" ]; then
     programs+=(tests/c/rmm_c_gpu_tests tests/c/rmm_c_config_tests)
   fi
