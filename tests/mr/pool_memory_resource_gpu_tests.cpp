@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -147,6 +148,26 @@ TEST_CASE("pool: reuse from another stream waits for the freeing stream's work",
   CHECK(rmm::test::count_pattern_mismatches(b, 4 * MiB, 2, s2.value()) == 0);
   pool.deallocate(s2, b, 4 * MiB, 256);
   pool.deallocate(s2, small, 256, 256);
+}
+
+TEST_CASE("pool: a per-thread default stream alone records nothing, yet another stream waits",
+          "[gpu][pool]") {
+  // Thread A's per-thread default stream is the pool's only stream, so its free records no event;
+  // a second stream that needs the block must synchronise first, or A's slow kernel (still
+  // running after A has exited) overwrites its pattern.
+  pool_memory_resource pool{cuda_memory_resource{}, 4 * MiB, 4 * MiB};
+  void* a = nullptr;
+  std::thread{[&] {
+    a = pool.allocate(rmm::cuda_stream_per_thread, 4 * MiB, 256);
+    rmm::test::fill_pattern_after_delay(a, 4 * MiB, 1, 200'000'000, cudaStreamPerThread);
+    pool.deallocate(rmm::cuda_stream_per_thread, a, 4 * MiB, 256);
+  }}.join();
+  rmm::cuda_stream s2;
+  void* b = pool.allocate(s2, 4 * MiB, 256);
+  CHECK(b == a);
+  rmm::test::fill_pattern(b, 4 * MiB, 2, s2.value());
+  CHECK(rmm::test::count_pattern_mismatches(b, 4 * MiB, 2, s2.value()) == 0);
+  pool.deallocate(s2, b, 4 * MiB, 256);
 }
 
 TEST_CASE("pool: a stream destroyed after freeing does not break reuse", "[gpu][pool]") {

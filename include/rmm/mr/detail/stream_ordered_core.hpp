@@ -357,11 +357,13 @@ class stream_ordered_core {
   }
 
   // After a free into `tag`'s list (shared lock held): keeps the invariant. With one stream there
-  // is nobody to order against; a per-thread stream can be named only from its own thread, so it
-  // records even then.
+  // is nobody to order against: the slot is marked uncovered, and a second stream that needs its
+  // blocks synchronises the device once (from_other_streams). That holds for a per-thread default
+  // stream too: the synchronisation waits for every thread's per-thread stream, so no record has
+  // to be issued from the owner's thread ahead of time.
   void cover_after_free(tag_t tag, stream_key const& key) noexcept {
     slot& s = *slots_[tag];
-    if (slots_.size() <= 2 && !key.per_thread()) {
+    if (slots_.size() <= 2) {
       s.covered = false;
       return;
     }
@@ -425,15 +427,14 @@ class stream_ordered_core {
     return t;
   }
 
-  // Events are made only once they can be needed: for a per-thread stream (it records even
-  // alone) and for every slot once a second stream appears. A resource used from one ordinary
-  // stream makes no CUDA call at all (and so runs over a simulated upstream without a GPU).
-  // Shared lock held; throws rmm::cuda_error if an event cannot be made.
+  // Events are made only once they can be needed: for every slot once a second stream appears. A
+  // resource used from one ordinary stream makes no CUDA call at all (and so runs over a simulated
+  // upstream without a GPU). Shared lock held; throws rmm::cuda_error if an event cannot be made.
   void make_events_if_needed() {
     bool const many = slots_.size() > 2;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
       slot& s = *slots_[t];
-      if (s.event == nullptr && (many || s.key.per_thread())) {
+      if (s.event == nullptr && many) {
         RMM_CUDA_TRY(cudaEventCreateWithFlags(&s.event, cudaEventDisableTiming));
       }
     }
