@@ -2,7 +2,7 @@
 
 usage: python3 torch_training_test.py [--steps 30] [--models resnet50,gpt2]
                                       [--allocators default,expandable,rmm:pool,rmm:expandable]
-                                      [--rtol 1e-3] [--json out.json]
+                                      [--rtol 5e-3] [--json out.json]
 
 Each (model, allocator) pair runs in its own subprocess (``--worker``): PyTorch can switch its
 allocator only before the first CUDA allocation. Allocators: ``default`` (PyTorch's caching
@@ -13,10 +13,13 @@ python/rmm_plugins).
 Losses are compared with the ``default`` run of the same model. With a fixed seed, synthetic data
 and deterministic algorithms, every run launches the same kernels on the same data, and the
 allocator only changes addresses, so losses should be bitwise equal. They are compared with a
-relative tolerance (default 1e-3, on every step) because a few kernels have no deterministic
-variant (warn_only=True lets them run) and cuBLAS/cuDNN may pick another algorithm for another
-pointer alignment; a wrong allocation (overlap, reuse before the stream finished) shows up as a
-NaN or a much larger deviation. Prints a Markdown table; exits 1 on a mismatch or a failed run.
+relative tolerance (default 5e-3, on every step) because a few kernels have no deterministic
+variant (warn_only=True lets them run: GPT-2's attention and embedding backward use atomics) and
+cuBLAS/cuDNN may pick another algorithm for another pointer alignment. Measured on the H100
+(2026-11-25, 30 steps): ResNet-50 losses were bitwise equal under all four allocators; on GPT-2
+PyTorch's own expandable segments differed from its default allocator by up to 1.0e-3 (ours by
+1.6e-4 and 4.0e-4), so the tolerance is set at five times PyTorch's own spread. A wrong allocation
+(overlap, reuse before the stream finished) shows up as a NaN or a deviation of order one. Prints a Markdown table; exits 1 on a mismatch or a failed run.
 """
 from __future__ import annotations
 
@@ -129,7 +132,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--allocators", default=",".join(ALLOCATORS))
-    parser.add_argument("--rtol", type=float, default=1e-3)
+    parser.add_argument("--rtol", type=float, default=5e-3)
     parser.add_argument("--json", help="also write every run's result here")
     args = parser.parse_args()
     if args.worker:
