@@ -11,6 +11,7 @@
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/pool_memory_resource_impl.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/memory_snapshot.hpp>
 #include <rmm/mr/virtual_memory_resource.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -129,6 +130,17 @@ class pool_memory_resource : public cuda::mr::shared_resource<detail::pool_memor
   /// @brief True if the upstream is a virtual_memory_resource, so that the pool grows (and
   /// trims) one address range in place.
   [[nodiscard]] bool grows_in_place() const noexcept { return state().grows_in_place(); }
+
+  /**
+   * @brief Every chunk the pool holds and every block in it (offset, size, allocated or free,
+   * the stream that owns a free block), for pictures and for diagnosing fragmentation: see
+   * memory_snapshot and tools/pictures/render_snapshot.py.
+   *
+   * Takes each shard's lock in turn (not one consistent moment across shards). Over a
+   * virtual_memory_resource, free blocks include unmapped holes. Not part of RMM's API.
+   * Thread-safe. @throws std::bad_alloc.
+   */
+  [[nodiscard]] memory_snapshot snapshot() const { return state().snapshot(); }
 
   /**
    * @brief Gives memory back: synchronises the device, gives every fully free upstream chunk

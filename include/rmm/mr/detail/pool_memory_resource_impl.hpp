@@ -140,6 +140,14 @@ class pool_memory_resource_impl : public stream_resource_base<pool_memory_resour
 
   [[nodiscard]] bool grows_in_place() const noexcept { return root_.grows_in_place(); }
 
+  // The root's chunks, then each child's pieces; each shard under its own lock, in turn.
+  [[nodiscard]] memory_snapshot snapshot() const {
+    memory_snapshot out;
+    root_.snapshot_into(out);
+    for_each_child([&](pool_shard const& c) { c.snapshot_into(out); });
+    return out;
+  }
+
   // The children give their fully free pieces back first, so that the root can free whole chunks.
   void release() {
     for_each_child([](pool_shard& c) { c.release(); });

@@ -15,6 +15,7 @@
 #include <rmm/mr/detail/piece_map.hpp>
 #include <rmm/mr/detail/stream_ordered_core.hpp>
 #include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/memory_snapshot.hpp>
 #include <rmm/mr/virtual_memory_resource.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -129,6 +130,29 @@ class pool_shard : public stream_ordered_core<pool_shard> {
   /// @brief Returns a block that this shard handed out (@p rounded as given to allocate).
   void deallocate_rounded(cuda::stream_ref stream, void* ptr, std::size_t rounded) noexcept {
     deallocate_on(stream, ptr, rounded);
+  }
+
+  /// @brief Appends this shard's regions and their blocks to @p out (under the shard's lock).
+  void snapshot_into(memory_snapshot& out) const {
+    std::lock_guard<spin_mutex> lock(mutex());
+    std::size_t next = out.chunks.size();
+    free_list_.for_each_region([&](auto, std::uintptr_t base, std::size_t size, bool) {
+      out.chunks.push_back(snapshot_chunk{base, size, owner_, {}});
+    });
+    // Both walks go region by region in address order: blocks of the k-th region belong to the
+    // k-th chunk appended above.
+    snapshot_chunk* chunk = nullptr;
+    free_list_.for_each_block(
+        [&](std::uintptr_t base, std::size_t size, bool is_free, auto, tag_t tag) {
+          if (chunk == nullptr || base >= chunk->base + chunk->size) {
+            chunk = &out.chunks[next++];
+          }
+          chunk->blocks.push_back(snapshot_block{
+              base - chunk->base,
+              size,
+              !is_free,
+              is_free ? reinterpret_cast<std::uintptr_t>(tag_stream(tag)) : std::uintptr_t{0}});
+        });
   }
 
   /// @brief How often this shard's lock was found taken: the signal to shard the pool.

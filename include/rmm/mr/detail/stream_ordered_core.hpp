@@ -213,6 +213,12 @@ class stream_ordered_core {
     give_back();
   }
 
+  // The stream handle that owns free blocks of `tag` (nullptr for tag 0, memory owned by no
+  // stream). Shared lock held.
+  [[nodiscard]] void* tag_stream(std::uint32_t tag) const noexcept {
+    return tag == 0 || tag >= slots_.size() ? nullptr : static_cast<void*>(slots_[tag]->key.handle);
+  }
+
   // Slot keys in a readable form, for out-of-memory reports and dumps.
   [[nodiscard]] std::string describe_streams() const {
     std::ostringstream out;
