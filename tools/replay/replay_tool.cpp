@@ -5,6 +5,7 @@
 
 #include "capped_cuda_resource.hpp"  // benchmarks/: the counting, capped cudaMalloc upstream
 #include "expandable_pool.hpp"
+#include "pictures.hpp"
 #include "replay.hpp"
 
 #include <rmm/error.hpp>
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -50,9 +52,35 @@ struct context {
   std::function<void()> sync;  // after each replay: a device synchronisation over real memory
 };
 
+/// One more replay for --pictures, on the fresh resource: the timeline, and a pool's snapshot at
+/// the log's peak.
+template <class Resource, class Reserved>
+void record_pictures(Resource& mr,
+                     Reserved const& reserved,
+                     context const& c,
+                     std::string const& name) {
+  std::string const dir = c.options.pictures + "/";
+  auto at_peak          = [&] {
+    if constexpr (has_snapshot<Resource>::value) {
+      std::ofstream{dir + "snapshot_" + name + ".json"} << mr.snapshot().to_json();
+    }
+  };
+  auto const points = replay_timeline(mr, c.t, reserved, at_peak);
+  c.sync();
+  std::ofstream out{dir + "timeline_" + name + ".csv"};
+  out << "resource,event,live_bytes,reserved_bytes\n";
+  write_timeline(out, name, points);
+  if (!out) {
+    throw std::runtime_error("cannot write " + dir + "timeline_" + name + ".csv");
+  }
+}
+
 /// Warm-up replay (checked), then the timed replays; fills ns_per_event and reserved.
 template <class Resource, class Reserved>
 void measure(Resource& mr, Reserved const& reserved, context const& c, tool_row& row) {
+  if (!c.options.pictures.empty()) {  // first, so that the timeline shows the resource growing
+    record_pictures(mr, reserved, c, row.resource);
+  }
   auto const warm = replay_checked(
       mr, c.t, [] { return std::size_t{0}; }, c.sync);
   if (!warm.ok) {
@@ -353,7 +381,7 @@ std::size_t parse_bytes(std::string const& text) {
 
 std::string usage() {
   return "usage: rmm-replay LOG.csv [--resource NAME]... [--simulated CAPACITY] [--search]\n"
-         "                  [--granularity BYTES] [--repetitions N]\n"
+         "                  [--granularity BYTES] [--repetitions N] [--pictures DIR]\n"
          "Replays an allocation log (CSV Thread,Time,Action,Pointer,Size,Stream, as\n"
          "logging_resource_adaptor writes it) through each resource and prints a Markdown table.\n"
          "  --resource NAME      repeatable or comma-separated; default: all. Over device memory:\n"
@@ -365,6 +393,9 @@ std::string usage() {
          "                       (bisection between peak live and 4x it)\n"
          "  --granularity BYTES  the bisection's step (default 2M)\n"
          "  --repetitions N      timed replays after the warm-up; the median is reported (3)\n"
+         "  --pictures DIR       also write DIR/timeline_<resource>.csv (live and reserved bytes\n"
+         "                       per event) and DIR/snapshot_<resource>.json (a pool at the log's\n"
+         "                       peak); draw them with tools/pictures/render.py DIR\n"
          "See docs/replay.md.\n";
 }
 
@@ -387,6 +418,8 @@ tool_options parse_command_line(std::vector<std::string> const& args) {
       }
     } else if (a == "--simulated") {
       o.simulated = parse_bytes(value(i));
+    } else if (a == "--pictures") {
+      o.pictures = value(i);
     } else if (a == "--search") {
       o.search = true;
     } else if (a == "--granularity") {

@@ -24,6 +24,10 @@ struct tool_options {
   bool search{false};                    ///< find the smallest capacity of the pooling resources
   std::size_t granularity{std::size_t{2} << 20U};  ///< bisection step in bytes
   int repetitions{3};                              ///< timed replays (the median is reported)
+  /// Directory for pictures' data (empty: none): timeline_<resource>.csv for every resource
+  /// (live and reserved bytes per event) and snapshot_<resource>.json for each pool at the log's
+  /// peak; tools/pictures/render.py draws them.
+  std::string pictures;
 };
 
 /// @brief The measurements of one resource.
