@@ -23,7 +23,9 @@
 #include <string>
 
 namespace rmm::c {
-namespace {
+// A named namespace, not an anonymous one: clang reports hidden friends of a class with internal
+// linkage that are not odr-used as unneeded (-Wunneeded-internal-declaration).
+namespace upstream {
 
 /**
  * cudaMalloc upstream that counts what it holds into a device's `reserved` counter: placed under
@@ -68,6 +70,12 @@ class counting_cuda_resource {
   device_counters* counters_;
 };
 static_assert(cuda::mr::resource_with<counting_cuda_resource, cuda::mr::device_accessible>);
+
+}  // namespace upstream
+
+namespace {
+
+using upstream::counting_cuda_resource;
 
 // Typed handles on what was installed (copies share the registry entry's state), for stats and
 // release. Never destroyed: the process may exit while allocations are live.
