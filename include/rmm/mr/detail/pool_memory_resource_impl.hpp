@@ -12,7 +12,6 @@
 #include <rmm/mr/detail/piece_map.hpp>
 #include <rmm/mr/detail/pool_shard.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
-#include <rmm/mr/detail/spin_mutex.hpp>
 #include <rmm/mr/detail/stream_key.hpp>
 #include <rmm/mr/detail/stream_resource_base.hpp>
 #include <rmm/resource_ref.hpp>
@@ -68,11 +67,9 @@ class pool_memory_resource_impl : public stream_resource_base<pool_memory_resour
   pool_memory_resource_impl(pool_memory_resource_impl const&)            = delete;
   pool_memory_resource_impl& operator=(pool_memory_resource_impl const&) = delete;
 
-  ~pool_memory_resource_impl() {
-    for (auto& c : owned_) {
-      c.reset();  // each gives its pieces back to the root, which then frees the upstream chunks
-    }
-  }
+  // Members go in reverse order: the children (owned_) first, each giving its pieces back to the
+  // root (pieces_ still alive), then the root, which gives its chunks to the upstream.
+  ~pool_memory_resource_impl() = default;
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);

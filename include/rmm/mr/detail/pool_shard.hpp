@@ -162,12 +162,6 @@ class pool_shard : public stream_ordered_core<pool_shard> {
     return device_async_resource_ref{*upstream_};
   }
 
-  /// @brief Bytes this shard holds: the pool's size for the root, its pieces for a child.
-  [[nodiscard]] std::size_t held_bytes() const noexcept {
-    std::lock_guard<spin_mutex> lock(mutex());
-    return free_list_.total_bytes();
-  }
-
   [[nodiscard]] std::size_t pool_size() const noexcept {
     std::lock_guard<spin_mutex> lock(mutex());
     return mapped_bytes();
