@@ -34,6 +34,7 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -74,7 +75,7 @@ namespace detail {
  * last-resort path, in id order) -> global_mutex_. No thread takes an earlier lock while holding
  * a later one.
  */
-class arena_state {
+class arena_state : private device_binding {
  public:
   arena_state(cuda::mr::any_resource<cuda::mr::device_accessible> upstream,
               std::optional<std::size_t> arena_size,
@@ -124,7 +125,9 @@ class arena_state {
   arena_state(arena_state&&)                 = delete;
   arena_state& operator=(arena_state&&)      = delete;
 
+  // With the arena's device current (device_binding, the base, restores the caller's device).
   ~arena_state() {
+    enter_for_teardown();
     if (process_is_exiting()) {
       return;  // the CUDA runtime may be gone: leak the events and the arena
     }
@@ -138,6 +141,7 @@ class arena_state {
   }
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    expect_bound_device("arena_memory_resource", "allocate", stream.get());
     rmm::detail::expect_supported_alignment(
         alignment, CUDA_ALLOCATION_ALIGNMENT, "arena_memory_resource");
     if (bytes == 0) {
@@ -167,6 +171,7 @@ class arena_state {
     if (ptr == nullptr) {
       return;
     }
+    expect_bound_device_noexcept("arena_memory_resource", "deallocate", stream.get());
     auto const p         = reinterpret_cast<std::uintptr_t>(ptr);
     std::size_t const sz = arena::round_up(bytes, arena::allocation_granularity).value_or(0);
     stream_key const key = stream_key::of(stream);

@@ -8,6 +8,7 @@
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_resource_base.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
@@ -30,7 +31,8 @@ namespace rmm::mr {
 namespace detail {
 
 /// @brief Shared state of binning_memory_resource. Not for direct use.
-class binning_memory_resource_impl : public stream_resource_base<binning_memory_resource_impl> {
+class binning_memory_resource_impl : private device_binding,
+                                     public stream_resource_base<binning_memory_resource_impl> {
   using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
   static constexpr char const* name = "binning_memory_resource";
   /// The largest allocation_size that rounds up to a multiple of the alignment without wrapping.
@@ -59,7 +61,11 @@ class binning_memory_resource_impl : public stream_resource_base<binning_memory_
   binning_memory_resource_impl(binning_memory_resource_impl const&)            = delete;
   binning_memory_resource_impl& operator=(binning_memory_resource_impl const&) = delete;
 
+  // The bins it owns are destroyed with its device current.
+  ~binning_memory_resource_impl() { enter_for_teardown(); }
+
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    expect_bound_device(name, "allocate", stream.get());
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
     // A 0-byte request goes where any other size goes (the smallest bin, or the upstream when
     // there is no bin): that resource decides what an empty allocation is (the bins here return
@@ -73,6 +79,9 @@ class binning_memory_resource_impl : public stream_resource_base<binning_memory_
                   std::size_t alignment) noexcept {
     // Handed to the resource that allocate() chose, nullptr included (every resource accepts
     // back what it returned).
+    if (ptr != nullptr) {
+      expect_bound_device_noexcept(name, "deallocate", stream.get());
+    }
     target(bytes).deallocate(stream, ptr, bytes, alignment);
   }
 

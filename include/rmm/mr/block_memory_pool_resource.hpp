@@ -12,6 +12,7 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/block_pool_layout.hpp>
+#include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/fixed_size_core_hooks.hpp>
 #include <rmm/mr/detail/fixed_size_free_list.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
@@ -87,6 +88,7 @@ class block_memory_pool_resource_impl
   }
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    check_device(device_.value(), name, "allocate", stream.get());  // debug builds only
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
     if (bytes == 0) {
       return nullptr;
@@ -99,6 +101,7 @@ class block_memory_pool_resource_impl
 
   void deallocate(cuda::stream_ref stream, void* ptr, std::size_t, std::size_t) noexcept {
     if (ptr != nullptr) {
+      check_device_noexcept(device_.value(), name, "deallocate", stream.get());
       deallocate_on(stream, ptr, layout_.stride);
     }
   }

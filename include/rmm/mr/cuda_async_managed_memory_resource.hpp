@@ -8,6 +8,7 @@
 #include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/driver_pool.hpp>
+#include <rmm/mr/detail/driver_pool_interface.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 
 #include <cuda_runtime_api.h>

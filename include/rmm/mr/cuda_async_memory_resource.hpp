@@ -10,6 +10,7 @@
 #include <rmm/detail/runtime_capabilities.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/driver_pool.hpp>
+#include <rmm/mr/detail/driver_pool_interface.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/process_is_exiting.hpp>
 

@@ -10,6 +10,7 @@
 #include <rmm/detail/export.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/driver_pool.hpp>
+#include <rmm/mr/detail/driver_pool_interface.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/process_is_exiting.hpp>
 
@@ -185,6 +186,12 @@ struct pinned_pool_options {
                                                  ///< cuda_async_memory_resource.
   std::optional<std::size_t> release_threshold;  ///< Unset: the maximum of std::uint64_t
                                                  ///< (keep freed memory).
+  bool accessible_from_all_devices{false};       ///< Give every device of the process read-write
+                                                 ///< access (cudaMemPoolSetAccess on each), so that
+                                            ///< kernels on any device use its memory. Off: only
+                                            ///< the device current at construction (this
+                                            ///< touches no other device);
+                                            ///< enable_access_from() adds one later.
 };
 
 /**
@@ -306,6 +313,11 @@ class cuda_async_pinned_memory_resource_impl
         name,
         numa ? "on host NUMA node " + std::to_string(location.id) : std::string{"on the host"})};
     enable_device_access(guard.get(), device);
+    if (options.accessible_from_all_devices) {
+      for (int d = 0, n = get_num_cuda_devices(); d < n; ++d) {
+        enable_device_access(guard.get(), d);
+      }
+    }
     set_release_threshold(
         guard.get(), options.release_threshold.value_or(std::numeric_limits<std::uint64_t>::max()));
     if (options.initial_pool_size.value_or(0) > 0) {
@@ -485,7 +497,8 @@ class cuda_async_pinned_memory_resource_impl
  * allocate() takes page-locked host memory from a CUDA memory pool with cudaMallocFromPoolAsync
  * on the given stream; deallocate() returns it with cudaFreeAsync. The memory is accessible from
  * the host and from the device that was current when the resource was made (the resource calls
- * cudaMemPoolSetAccess for it; call it on pool_handle() for other devices).
+ * cudaMemPoolSetAccess for it); pinned_pool_options::accessible_from_all_devices gives every
+ * device access at construction, enable_access_from() one device later.
  *
  * Three ways to make one:
  * - `cuda_async_pinned_memory_resource{pinned_pool_options{...}}`: a new pool owned by the

@@ -9,6 +9,7 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
+#include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/fixed_size_core_hooks.hpp>
 #include <rmm/mr/detail/fixed_size_free_list.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
@@ -35,7 +36,8 @@ namespace detail {
 
 /// @brief Shared state of fixed_size_memory_resource. Not for direct use.
 class fixed_size_memory_resource_impl
-    : public stream_ordered_core<fixed_size_memory_resource_impl>,
+    : private device_binding,
+      public stream_ordered_core<fixed_size_memory_resource_impl>,
       private fixed_size_core_hooks<fixed_size_memory_resource_impl>,
       public stream_resource_base<fixed_size_memory_resource_impl> {
   friend class stream_ordered_core<fixed_size_memory_resource_impl>;
@@ -67,7 +69,10 @@ class fixed_size_memory_resource_impl
   fixed_size_memory_resource_impl(fixed_size_memory_resource_impl const&)            = delete;
   fixed_size_memory_resource_impl& operator=(fixed_size_memory_resource_impl const&) = delete;
 
+  // With the resource's device current throughout (device_binding, the first base, restores the
+  // caller's device after the core's own teardown).
   ~fixed_size_memory_resource_impl() {
+    enter_for_teardown();
     synchronize_for_teardown();
     if (rmm::process_is_exiting()) {
       return;
@@ -79,6 +84,7 @@ class fixed_size_memory_resource_impl
   }
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    expect_bound_device(name, "allocate", stream.get());
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
     if (bytes == 0) {
       return nullptr;
@@ -92,6 +98,7 @@ class fixed_size_memory_resource_impl
 
   void deallocate(cuda::stream_ref stream, void* ptr, std::size_t, std::size_t) noexcept {
     if (ptr != nullptr) {
+      expect_bound_device_noexcept(name, "deallocate", stream.get());
       deallocate_on(stream, ptr, block_size_);
     }
   }

@@ -16,6 +16,7 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/detail/export.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 
 #include <cuda_runtime_api.h>
@@ -413,6 +414,12 @@ class driver_pool_core {
   /// @brief The resource's name, for messages.
   [[nodiscard]] char const* name() const noexcept { return name_; }
 
+  /// @brief What the pool holds.
+  [[nodiscard]] pool_memory_kind kind() const noexcept { return kind_; }
+
+  /// @brief The device whose memory the pool holds (-1 for host memory).
+  [[nodiscard]] int device() const noexcept { return device_; }
+
   /// @brief Forgets the pool (after its owner destroyed it); keeps the name.
   void reset() noexcept { *this = driver_pool_core{name_}; }
 
@@ -430,6 +437,9 @@ class driver_pool_core {
       return nullptr;
     }
     expect_pool();
+    if (kind_ == pool_memory_kind::device) {
+      check_device(device_, name_, "allocate", stream.get());  // debug builds only
+    }
     if (max_size_ != 0 && bytes > max_size_) {
       throw rmm::out_of_memory(std::string{name_} + ": cannot allocate " + std::to_string(bytes) +
                                " bytes: larger than the pool's max_size of " +
@@ -456,6 +466,9 @@ class driver_pool_core {
   void deallocate(cuda::stream_ref stream, void* ptr, std::size_t bytes) const noexcept {
     if (ptr == nullptr) {
       return;
+    }
+    if (kind_ == pool_memory_kind::device) {
+      check_device_noexcept(device_, name_, "deallocate", stream.get());  // debug builds only
     }
     RMM_ASSERT_CUDA_SUCCESS(cudaFreeAsync(ptr, stream.get()));
     if (limit_) {
@@ -633,95 +646,6 @@ class driver_pool_impl_base {
   explicit driver_pool_impl_base(char const* name) : core_{name} {}
 
   driver_pool_core core_;
-};
-
-// --- the public interface every driver-pool resource adds
-// -----------------------------------------
-
-/**
- * @brief CRTP base of the driver-pool resources: pool statistics, a byte limit and trimming.
- *
- * `Resource` provides `detail::driver_pool_core const& pool_core() const` (and befriends this
- * class). The statistics are the pool's own attributes, so they count every user of the pool
- * (for a device's default pools, code outside this library too); they change as stream-ordered
- * operations execute, so synchronise the streams involved before reading them for exact values.
- *
- * The limit is this library's: every resource of this library over the same pool in this
- * process shares one limit and one count of the bytes it handed out and has not yet been given
- * back (requested sizes, counted when allocate() returns and when deallocate() is called).
- * Allocations made around the library (cudaMallocAsync on the same pool) are not counted.
- *
- * Thread-safety: every member may be called concurrently with each other and with allocation.
- * Every member throws rmm::logic_error if the resource has no pool (default-constructed view,
- * closed pinned resource) and rmm::cuda_error if a CUDA call fails.
- */
-template <typename Resource>
-class driver_pool_interface {
- public:
-  /// @brief Bytes of the pool in use by allocations (cudaMemPoolAttrUsedMemCurrent).
-  [[nodiscard]] std::size_t used_bytes() const { return core().used_bytes(); }
-
-  /// @brief Bytes the pool holds from the system, in use or not
-  /// (cudaMemPoolAttrReservedMemCurrent); CuPy calls this total_bytes.
-  [[nodiscard]] std::size_t reserved_bytes() const { return core().reserved_bytes(); }
-
-  /// @brief reserved_bytes() - used_bytes(): held by the pool and not in use (0 if the two
-  /// attributes, read one after the other, cross).
-  [[nodiscard]] std::size_t free_bytes() const { return core().free_bytes(); }
-
-  /// @brief High watermark of used_bytes() since creation or reset_peaks()
-  /// (cudaMemPoolAttrUsedMemHigh).
-  [[nodiscard]] std::size_t peak_used_bytes() const { return core().peak_used_bytes(); }
-
-  /// @brief High watermark of reserved_bytes() since creation or reset_peaks()
-  /// (cudaMemPoolAttrReservedMemHigh).
-  [[nodiscard]] std::size_t peak_reserved_bytes() const { return core().peak_reserved_bytes(); }
-
-  /// @brief Resets both high watermarks (the driver's reset; they restart from the current use).
-  void reset_peaks() { core().reset_peaks(); }
-
-  /**
-   * @brief Limits the bytes this library's resources may have allocated from the pool at once;
-   * 0 removes the limit. A request that would go beyond it throws rmm::out_of_memory naming the
-   * limit, the request and the bytes in use. Lowering the limit below the bytes in use frees
-   * nothing; it refuses requests until enough has been deallocated.
-   */
-  void set_limit(std::size_t bytes) { core().set_limit(bytes); }
-
-  /**
-   * @brief set_limit(floor(@p fraction_of_device_memory * total)), where total is the total
-   * memory of the pool's device (for the pinned host pool: the host's physical memory).
-   * A fraction of 0 removes the limit.
-   * @throws rmm::logic_error naming the value unless it is a finite number in [0, 1].
-   */
-  void set_limit_fraction(double fraction_of_device_memory) {
-    core().set_limit_fraction(fraction_of_device_memory);
-  }
-
-  /// @brief The limit in bytes; 0 means none.
-  [[nodiscard]] std::size_t get_limit() const { return core().get_limit(); }
-
-  /**
-   * @brief Gives memory the pool holds but does not use back to the system, keeping at least
-   * @p keep_bytes reserved: synchronises the pool's device (the current device for a host pool)
-   * so that pending stream-ordered frees complete, then cudaMemPoolTrimTo(keep_bytes). Memory
-   * freed on streams of other devices that have not completed yet is not released.
-   */
-  void release(std::size_t keep_bytes = 0) { core().release(keep_bytes); }
-
-  /**
-   * @brief Releases every block not in use (CuPy's free_all_blocks): release(0). Afterwards
-   * reserved_bytes() is what live allocations occupy, rounded to the driver's granularity.
-   */
-  void free_all_blocks() { core().release(0); }
-
- protected:
-  driver_pool_interface() = default;
-
- private:
-  [[nodiscard]] driver_pool_core const& core() const {
-    return static_cast<Resource const&>(*this).pool_core();
-  }
 };
 
 }  // namespace rmm::mr::detail

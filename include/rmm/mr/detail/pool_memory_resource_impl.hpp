@@ -9,6 +9,7 @@
 #include <rmm/aligned.hpp>
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/piece_map.hpp>
 #include <rmm/mr/detail/pool_shard.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
@@ -48,7 +49,8 @@ namespace rmm::mr::detail {
  *
  * Thread-safe.
  */
-class pool_memory_resource_impl : public stream_resource_base<pool_memory_resource_impl> {
+class pool_memory_resource_impl : private device_binding,
+                                  public stream_resource_base<pool_memory_resource_impl> {
   using upstream_t                  = pool_shard::upstream_t;
   static constexpr char const* name = "pool_memory_resource";
 
@@ -68,10 +70,12 @@ class pool_memory_resource_impl : public stream_resource_base<pool_memory_resour
   pool_memory_resource_impl& operator=(pool_memory_resource_impl const&) = delete;
 
   // Members go in reverse order: the children (owned_) first, each giving its pieces back to the
-  // root (pieces_ still alive), then the root, which gives its chunks to the upstream.
-  ~pool_memory_resource_impl() = default;
+  // root (pieces_ still alive), then the root, which gives its chunks to the upstream; all with
+  // the pool's device current (device_binding, the first base, restores the caller's last).
+  ~pool_memory_resource_impl() { enter_for_teardown(); }
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    expect_bound_device(name, "allocate", stream.get());
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
     if (bytes == 0) {
       return nullptr;
@@ -103,6 +107,7 @@ class pool_memory_resource_impl : public stream_resource_base<pool_memory_resour
     if (ptr == nullptr) {
       return;
     }
+    expect_bound_device_noexcept(name, "deallocate", stream.get());
     shard_of(ptr).deallocate_rounded(stream, ptr, align_up(bytes, CUDA_ALLOCATION_ALIGNMENT));
   }
 

@@ -11,6 +11,7 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
+#include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_resource_base.hpp>
 #include <rmm/mr/detail/vmm_deferred_unmaps.hpp>
@@ -96,7 +97,8 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     }
   }
 
-  void* allocate(cuda::stream_ref /*stream*/, std::size_t bytes, std::size_t alignment) {
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    check_device(device_.value(), name, "allocate", stream.get());  // debug builds only
     // Every allocation starts on a granule (2 MiB); the check keeps the contract of every other
     // resource (at most CUDA_ALLOCATION_ALIGNMENT may be asked for).
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
@@ -150,6 +152,7 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     if (ptr == nullptr) {
       return;
     }
+    check_device_noexcept(device_.value(), name, "deallocate", stream.get());
     std::lock_guard<std::mutex> lock(mtx_);
     auto it = live_.find(reinterpret_cast<CUdeviceptr>(ptr));
     if (it == live_.end()) {
