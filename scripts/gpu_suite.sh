@@ -5,6 +5,7 @@
 #                                # the GPU machine lacks (spdlog, fmt) into .gpu/ (git-ignored)
 #   scripts/gpu_suite.sh run     # there: run every GPU test program, then again under
 #                                # compute-sanitizer (memcheck with leak check); prints a summary
+#   scripts/gpu_suite.sh multi   # there, on 2 or more GPUs: the multi-GPU suite (docs/multi-gpu.md)
 #   scripts/gpu_suite.sh python  # there: librmm_c inside PyTorch and CuPy
 #                                # (scripts/python_gpu_tests.sh with the staged librmm_c.so)
 #
@@ -29,7 +30,8 @@ stage() {
   rm -rf "$stage_dir" && mkdir -p "$stage_dir/bin" "$stage_dir/lib"
   # rmm_ipc_child: the second process of the pinned-pool IPC test, found beside rmm_gpu_tests.
   local programs=(tests/rmm_gpu_tests tests/rmm_gpu_tests_ptds tests/rmm_host_tests
-                  tests/process_is_exiting_test examples/basic/rmm_demo tests/rmm_ipc_child)
+                  tests/process_is_exiting_test examples/basic/rmm_demo tests/rmm_ipc_child
+                  tests/rmm_multi_gpu_tests tests/rmm_multi_gpu_child)
   if [ -f "$build/tools/replay/rmm-replay" ]; then
     programs+=(tools/replay/rmm-replay)
   fi
@@ -78,32 +80,43 @@ stage() {
   du -sh "$stage_dir"
 }
 
+# One step of a run: its output in $out/NAME.log, a line in the summary.
+summary=()
+failed=0
+out=""
+step() {  # name, command...
+  local name=$1
+  shift
+  echo "=== $name: $*"
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 4 "$out/$name.log"
+  local verdict="passed"
+  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; failed=$((failed + 1)); }
+  local catch_line
+  catch_line=$(grep -E "^(All tests passed|test cases:|compile_matrix:)" "$out/$name.log" | tail -n 1)
+  local san_line
+  san_line=$(grep -E "ERROR SUMMARY|LEAK SUMMARY" "$out/$name.log" | tail -n 1)
+  summary+=("$(printf '%-34s %-18s %s %s' "$name" "$verdict" "$catch_line" "$san_line")")
+}
+
+print_summary() {
+  echo
+  echo "=== GPU suite summary"
+  printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+  echo "$(( ${#summary[@]} - failed )) passed, $failed failed"
+}
+
 run() {
   [ -d "$stage_dir/bin" ] || { echo "no .gpu/ staging: run 'scripts/gpu_suite.sh stage' first"; exit 2; }
   export LD_LIBRARY_PATH="$stage_dir/lib:${LD_LIBRARY_PATH:-}"
-  local out="${OUT:-/tmp/rmm-gpu-out}"
+  out="${OUT:-/tmp/rmm-gpu-out}"
   mkdir -p "$out"
   local sanitizer
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  local -a summary=()
-  local failed=0
-
-  step() {  # name, command...
-    local name=$1
-    shift
-    echo "=== $name: $*"
-    "$@" >"$out/$name.log" 2>&1
-    local rc=$?
-    tail -n 4 "$out/$name.log"
-    local verdict="passed"
-    [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; failed=$((failed + 1)); }
-    local catch_line
-    catch_line=$(grep -E "^(All tests passed|test cases:|compile_matrix:)" "$out/$name.log" | tail -n 1)
-    local san_line
-    san_line=$(grep -E "ERROR SUMMARY|LEAK SUMMARY" "$out/$name.log" | tail -n 1)
-    summary+=("$(printf '%-34s %-18s %s %s' "$name" "$verdict" "$catch_line" "$san_line")")
-  }
+  summary=()
+  failed=0
 
   local bin="$stage_dir/bin"
   step gpu_tests "$bin/rmm_gpu_tests"
@@ -148,10 +161,40 @@ run() {
     bash "$stage_dir/run_benchmarks.sh" "$out" || failed=$((failed + 1))
   fi
 
-  echo
-  echo "=== GPU suite summary"
-  printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
-  echo "$(( ${#summary[@]} - failed )) passed, $failed failed"
+  print_summary
+  return $((failed > 0))
+}
+
+# The multi-GPU suite (issue 14; docs/multi-gpu.md), on a machine with two or more GPUs: the
+# multi-GPU tests, again under compute-sanitizer, the conformance suite with every other device
+# current, and (RMM_GPU_SKIP_BENCH=1: not) the multi-GPU benchmark.
+multi() {
+  [ -x "$stage_dir/bin/rmm_multi_gpu_tests" ] || { echo "no staged rmm_multi_gpu_tests: run 'scripts/gpu_suite.sh stage' first"; exit 2; }
+  export LD_LIBRARY_PATH="$stage_dir/lib:${LD_LIBRARY_PATH:-}"
+  out="${OUT:-/tmp/rmm-gpu-out}"
+  mkdir -p "$out"
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader || true
+  nvidia-smi topo -m || true
+  local count
+  count=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+  echo "multi: $count GPUs"
+  summary=()
+  failed=0
+  local bin="$stage_dir/bin"
+  step multi_gpu_tests "$bin/rmm_multi_gpu_tests"
+  # The children (rmm_multi_gpu_child) are not followed: one of them aborts on purpose.
+  step sanitizer_multi_gpu_tests "$sanitizer" --tool memcheck --leak-check full \
+    --error-exitcode 101 --target-processes application-only "$bin/rmm_multi_gpu_tests"
+  local d
+  for ((d = 1; d < count; d++)); do
+    step "conformance_device_$d" env RMM_TEST_DEVICE=$d "$bin/rmm_gpu_tests" "[conformance]"
+  done
+  if [ -x "$stage_dir/run_benchmarks.sh" ] && [ "${RMM_GPU_SKIP_BENCH:-0}" != 1 ]; then
+    RMM_BENCH_PARTS=mgpu bash "$stage_dir/run_benchmarks.sh" "$out/mgpu" || failed=$((failed + 1))
+  fi
+  print_summary
   return $((failed > 0))
 }
 
@@ -167,6 +210,7 @@ python_tests() {
 case "${1:-}" in
   stage) stage ;;
   run) run ;;
+  multi) multi ;;
   python) python_tests ;;
-  *) echo "usage: $0 stage|run|python"; exit 2 ;;
+  *) echo "usage: $0 stage|run|multi|python"; exit 2 ;;
 esac
