@@ -8,11 +8,12 @@ Several DIRs (a run split over device calls with RMM_BENCH_PARTS) are read toget
 hold the same benchmark, the later DIR wins.
 
 DIR is what scripts/run_benchmarks.sh wrote ($OUT): the JSON files of rmm_random_allocations_bench,
-rmm_multithread_bench, rmm_replay_bench, rmm_pinned_bench and rmm_realloc_bench (--benchmark_out_format=json, with or without
+rmm_multithread_bench, rmm_replay_bench, rmm_pinned_bench, rmm_realloc_bench and rmm_multigpu_bench (--benchmark_out_format=json, with or without
 --benchmark_report_aggregates_only) and peers.txt, the output of the ../shared/bench scripts.
 For each benchmark the median over repetitions is used (the "median" aggregate if present, else
 the median of the repetitions). Benchmark names are family/resource/key:value/..., e.g.
-random/pool/n:1000/max:1, mt/arena/T:16/n:10000/max:1, replay/pool/resnet50_train.
+random/pool/n:1000/max:1, mt/arena/T:16/n:10000/max:1, replay/pool/resnet50_train,
+mgpu/pool/G:2/T:8/n:10000/max:1.
 
 A JSON file cut short (a run killed by its timeout) is read up to its last complete benchmark.
 """
@@ -271,6 +272,44 @@ def mt_table(results, peers, family="mt"):
             "median; higher is better)\n\n" + table(header, rows))
 
 
+def mgpu_table(results):
+    """rmm_multigpu_bench: aggregate Mops/s per resource for each G (GPUs) and T (threads, T / G
+    per GPU); RMM's columns (rmm_pool, rmm_arena) beside ours when its peer ran."""
+    keys = results.keys("mgpu")
+    grid = sorted({(int(p["n"]), int(p["max"]), int(p["T"]) // int(p["G"]), int(p["G"]))
+                   for _, _, p, _ in keys if {"G", "T", "n", "max"} <= set(p) and int(p["G"]) > 0})
+    if not grid:
+        return None
+    resources = present(results, "mgpu", OURS + RMM_PEER + BASELINES)
+    ours = [r for r in resources if r not in BASELINES + RMM_PEER]
+    rmm = [r for r in resources if r in RMM_PEER]
+    header = (["G", "T", "T/GPU", "n/thread", "max MiB"] + resources + ["best of ours"] +
+              (["best ÷ RMM's best"] if rmm else []) + ["best ÷ best at G=1"])
+    rows, best_g1 = [], {}
+    for n, mib, per_gpu, g in grid:
+        t = per_gpu * g
+        line, values = [g, t, per_gpu, f"{n:,}", mib], {}
+        for res in resources:
+            text, v = cell(results.find("mgpu", res, G=g, T=t, n=n, max=mib), "Mops_per_s")
+            values[res] = v
+            line.append(text)
+        best = max(((values[r], r) for r in ours if values.get(r) is not None), default=(None, None))
+        line.append(f"{best[1]} {fmt(best[0])}" if best[1] else DASH)
+        if rmm:
+            rmm_best = max((values[r] for r in rmm if values.get(r) is not None), default=None)
+            line.append(ratio(best[0], rmm_best))
+        if g == 1:
+            best_g1[(n, mib, per_gpu)] = best[0]
+        line.append(ratio(best[0], best_g1.get((n, mib, per_gpu))))
+        rows.append(line)
+    return ("### Multi-GPU random allocations, one resource per GPU, T threads over G GPUs "
+            "(aggregate Mops/s, median; higher is better)\n\n"
+            "`rmm_multigpu_bench`: thread t runs on GPU t % G, on its own stream, with that GPU's "
+            "resource; the timed region ends after every GPU used is synchronised. "
+            "`best ÷ best at G=1`: the best of ours against the best of ours on one GPU with the "
+            "same threads per GPU (perfect scaling: G×).\n\n" + table(header, rows))
+
+
 def replay_table(results, peers):
     keys = results.keys("replay")
     if not keys and not peers["torch_replay"]:
@@ -362,8 +401,9 @@ def tables(folders):
     parts = ["## Benchmark results"]
     if peers["notes"]:
         parts.append("\n".join(f"- {n}" for n in peers["notes"]))
-    for t in (random_table(results, peers), mt_table(results, peers), mt_table(results, peers, "mtptds"), replay_table(results, peers),
-              pinned_table(results), realloc_table(results)):
+    for t in (random_table(results, peers), mt_table(results, peers), mt_table(results, peers, "mtptds"),
+              mgpu_table(results), replay_table(results, peers), pinned_table(results),
+              realloc_table(results)):
         if t:
             parts.append(t)
     errors = sorted((r, row["error"]) for r, row in results.rows.items() if row["error"])

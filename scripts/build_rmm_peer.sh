@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The RMM peer: this project's benchmark programs (random allocations, multi-thread, replay)
-# compiled unchanged against RMM 26.x itself, its headers and librmm.so from the pip package
-# librmm-cu13 (with rapids-logger), so that RMM's pool, arena and binning run the same workloads
-# as ours, in their own processes (RMM's librmm.so and ours cannot share one). Nothing of RMM is
-# copied into this repository: the wheels are downloaded (or taken from RMM_PEER_WHEELS) into a
-# cache outside the tree, and only the built programs and RMM's two shared libraries are staged.
+# The RMM peer: this project's benchmark programs (random allocations, multi-thread, replay,
+# multi-GPU) compiled unchanged against RMM 26.x itself, its headers and librmm.so from the pip
+# package librmm-cu13 (with rapids-logger), so that RMM's pool, arena and binning run the same
+# workloads as ours, in their own processes (RMM's librmm.so and ours cannot share one). Nothing
+# of RMM is copied into this repository: the wheels are downloaded (or taken from
+# RMM_PEER_WHEELS) into a cache outside the tree, and only the built programs and RMM's two
+# shared libraries are staged.
 #
 #   bash scripts/build_rmm_peer.sh [DEST]     # default DEST: .gpu/rmm_peer (bin/ and lib/)
 #
@@ -38,7 +39,7 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 flags=(-std=c++20 -O2 -DNDEBUG -DRMM_BENCH_PEER_RMM -I"$root/benchmarks" -I"$root/tools/replay"
        -isystem "$rmm/include/rapids" -isystem "$rmm/include" -isystem "$logger/include"
        -isystem "$cuda/include")
-for prog in random_allocations_bench multithread_bench replay_bench; do
+for prog in random_allocations_bench multithread_bench replay_bench multigpu_bench; do
   g++ "${flags[@]}" -c "$root/benchmarks/$prog.cpp" -o "$cache/obj/$prog.o"
   g++ "$cache/obj/$prog.o" -o "$dest/bin/rmm_peer_$prog" -L"$rmm/lib64" -L"$logger/lib64" \
     -lrmm -lrapids_logger -lbenchmark -L"$cuda/lib64" -lcudart -lpthread \

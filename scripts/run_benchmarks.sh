@@ -10,6 +10,7 @@
 #   rmm_random_allocations_bench.json  rmm_multithread_bench.json  rmm_replay_bench.json
 #   rmm_pinned_bench.json  (pinned host memory; not in tables.md)
 #   rmm_realloc_bench.json (growing one allocation through reallocate: in place vs copying)
+#   rmm_multigpu_bench.json (part mgpu only, which is not in the default list: see below)
 #   peers.txt     output of ../shared/bench: random_alloc_raw.cu (cudaMalloc, cudaMallocAsync),
 #                 torch_random_alloc.py, torch_mt_alloc.py, torch_replay.py
 #   tables.md     the markdown tables (scripts/bench_tables.py)
@@ -30,8 +31,13 @@
 #                       replay), async (cudaMallocAsync rows: our harness, then the raw peer),
 #                       torch (the PyTorch peers), slow (cudaMalloc rows: ours, then raw),
 #                       rmm (RMM 26.x's pool, arena and binning: the same programs built
-#                       against RMM by scripts/build_rmm_peer.sh, staged in .gpu/rmm_peer);
+#                       against RMM by scripts/build_rmm_peer.sh, staged in .gpu/rmm_peer),
+#                       mgpu (rmm_multigpu_bench: one resource per GPU, G in {1, 2, 4, 8} up to
+#                       the device count; then RMM's peer of it, pool and arena, if staged);
 #                       default ours,rmm,async,torch,slow, which is also the order they run in
+#                       (mgpu after rmm). mgpu is not in the default: it belongs on a multi-GPU
+#                       kind, in a call of its own (RMM_BENCH_PARTS=mgpu), and its JSON would
+#                       be a ninth file in OUT
 #   RMM_BENCH_REPS      repetitions (default 5; the median is reported)
 #   RMM_BENCH_REP_S     timed seconds per repetition (default 0.03; at least one run)
 #   RMM_BENCH_MAX_RUN_S one workload run longer than this (default 10) skips that benchmark
@@ -211,6 +217,7 @@ mt_bin=rmm_multithread_bench
 replay_bin=rmm_replay_bench
 pinned_bin=rmm_pinned_bench
 realloc_bin=rmm_realloc_bench
+mgpu_bin=rmm_multigpu_bench
 # One process per resource (per n for the baselines), so that a timeout loses one group only.
 if want ours; then
   if [ -x "$bin/$random_bin" ]; then
@@ -254,6 +261,24 @@ if want rmm && [ -d "$peer_rmm/bin" ]; then
         --benchmark_out="$work/json/$name.rmm_peer_$res.json" --benchmark_out_format=json
     done
   done
+fi
+
+# Multi-GPU: ours one process per resource, then RMM's peer (its pool and arena).
+if want mgpu; then
+  if [ -x "$bin/$mgpu_bin" ]; then
+    for g in $(groups $mgpu_bin); do
+      gbench $mgpu_bin "${g//\//_}" "^$g" 150
+    done
+  fi
+  exe=$peer_rmm/bin/rmm_peer_${mgpu_bin#rmm_}
+  if [ -x "$exe" ]; then
+    for res in pool arena; do
+      step "rmm peer $mgpu_bin $res" 150 "$log" env LD_LIBRARY_PATH="$peer_rmm/lib:$LD_LIBRARY_PATH" \
+        "$exe" --benchmark_filter="^mgpu/rmm_$res/" --benchmark_repetitions="$reps" \
+        --benchmark_report_aggregates_only=true \
+        --benchmark_out="$work/json/$mgpu_bin.rmm_peer_$res.json" --benchmark_out_format=json
+    done
+  fi
 fi
 
 # --- 3. cudaMallocAsync: our harness's rows, then the raw peer on the same rows -----------------
@@ -310,7 +335,7 @@ fi
 
 # --- 6. collect -----------------------------------------------------------------------------------
 for name in rmm_random_allocations_bench rmm_multithread_bench rmm_replay_bench rmm_pinned_bench \
-  rmm_realloc_bench; do
+  rmm_realloc_bench rmm_multigpu_bench; do
   files=("$work/json/$name".*.json)
   [ -e "${files[0]}" ] || continue
   python3 "$tables_py" merge "$out/$name.json" "${files[@]}" 2>>"$log"
