@@ -131,7 +131,9 @@ run() {
     for entry in "cuda||" "cuda_async|64MB|" "pool|256MB|50%" "expandable||" "arena|1GB|" \
                  "binning||"; do
       IFS='|' read -r resource initial maximum <<<"$entry"
-      step "rmm_c_gpu_tests_$resource" env RMM_C_RESOURCE="$resource" \
+      local log=""  # the pool run also checks the allocation log (RMM_C_LOG)
+      [ "$resource" = pool ] && log="$out/rmm_c_pool_log.csv" && rm -f "$log"
+      step "rmm_c_gpu_tests_$resource" env RMM_C_RESOURCE="$resource" RMM_C_LOG="$log" \
         RMM_C_INITIAL_POOL_SIZE="$initial" RMM_C_MAXIMUM_POOL_SIZE="$maximum" "$bin/rmm_c_gpu_tests"
     done
     step rmm_c_gpu_tests_configure env RMM_C_RESOURCE=bogus RMM_C_TEST_CONFIGURE=pool \

@@ -35,5 +35,30 @@ echo "=== cupy_workload_test"
   2>"$out/cupy_workload.stderr" | tee "$out/cupy_workload.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { failed=$((failed + 1)); tail -n 20 "$out/cupy_workload.stderr"; }
 
+# Issue 13, item 4: the PyTorch test with logging on (RMM_C_LOG) writes an allocation log that
+# rmm-replay replays (through the real resources, with the capacity search). A short run.
+replay_tool="$root/.gpu/bin/rmm-replay"
+if [ -x "$replay_tool" ]; then
+  echo "=== torch_training_test with RMM_C_LOG, then rmm-replay on its log"
+  rm -f "$out/torch_resnet50_rmm_pool_log.csv"
+  RMM_C_LOG="$out/torch_resnet50_rmm_pool_log.csv" "$python" \
+    "$root/tests/python/torch_training_test.py" --steps "${RMM_PY_LOG_STEPS:-5}" \
+    --models resnet50 --allocators default,rmm:pool >"$out/torch_logged.md" \
+    2>"$out/torch_logged.stderr"
+  logged=$?
+  rows=$(($(wc -l <"$out/torch_resnet50_rmm_pool_log.csv" 2>/dev/null || echo 1) - 1))
+  echo "log rows: $rows"
+  if [ "$logged" -eq 0 ] && [ "$rows" -gt 1000 ] &&
+    "$replay_tool" "$out/torch_resnet50_rmm_pool_log.csv" --search \
+      >"$out/torch_log_replay.txt" 2>&1; then
+    cat "$out/torch_log_replay.txt"
+  else
+    echo "the logged run or its replay failed (exit $logged, $rows rows)"
+    tail -n 20 "$out/torch_logged.stderr" "$out/torch_log_replay.txt" 2>/dev/null
+    failed=$((failed + 1))
+  fi
+  gzip -f "$out/torch_resnet50_rmm_pool_log.csv" 2>/dev/null
+fi
+
 echo "python GPU tests: $failed failed"
 exit $((failed > 0))

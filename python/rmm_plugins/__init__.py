@@ -75,6 +75,8 @@ def load(library: Optional[str] = None) -> ctypes.CDLL:
     lib.rmm_c_reset_peak.restype = None
     lib.rmm_c_release.argtypes = []
     lib.rmm_c_release.restype = ctypes.c_int
+    lib.rmm_c_flush_log.argtypes = []
+    lib.rmm_c_flush_log.restype = ctypes.c_int
     lib.rmm_c_resource_name.argtypes = []
     lib.rmm_c_resource_name.restype = ctypes.c_char_p
     _loaded[path] = lib
@@ -124,6 +126,13 @@ def stats(device: int = -1, library: Optional[str] = None) -> dict:
 def reset_peak(library: Optional[str] = None) -> None:
     """Resets the peaks to the current values (``rmm_c_reset_peak``)."""
     load(library).rmm_c_reset_peak()
+
+
+def flush_log(library: Optional[str] = None) -> None:
+    """Writes out the allocation logs of ``RMM_C_LOG`` (``rmm_c_flush_log``); also done at exit."""
+    lib = load(library)
+    if lib.rmm_c_flush_log() != 0:
+        raise RuntimeError(_error(lib))
 
 
 def release(library: Optional[str] = None) -> None:

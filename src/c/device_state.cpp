@@ -8,6 +8,7 @@
 #include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/logging_resource_adaptor.hpp>
 #include <rmm/mr/per_device_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/virtual_memory_resource.hpp>
@@ -17,6 +18,7 @@
 #include <cuda/stream_ref>
 
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -84,7 +86,8 @@ struct installed {
   resource_kind kind{resource_kind::cuda};
   std::optional<mr::pool_memory_resource> pool;  // pool, expandable, binning's upstream
   std::optional<mr::cuda_async_memory_resource> async;
-  std::optional<mr::virtual_memory_resource> vmm;  // expandable's upstream
+  std::optional<mr::virtual_memory_resource> vmm;   // expandable's upstream
+  std::optional<mr::logging_resource_adaptor> log;  // with RMM_C_LOG: around the resource
   std::string error;
 };
 
@@ -102,6 +105,10 @@ device_table& table() noexcept {
 // Bins of binning: 512 B .. 1 MiB; larger requests go to the pool below.
 constexpr std::int8_t binning_min_exponent = 9;
 constexpr std::int8_t binning_max_exponent = 20;
+
+// Flushes every device's allocation log (registered with atexit by the first log opened: the
+// slots are never destroyed, so the logs would otherwise keep what they buffered).
+extern "C" void flush_logs_at_exit() noexcept { (void)flush_logs(); }
 
 void install(int device, config const& cfg, installed& slot) {
   std::size_t free_bytes  = 0;
@@ -141,6 +148,12 @@ void install(int device, config const& cfg, installed& slot) {
       resource = mr::arena_memory_resource{counting_cuda_resource{counters}, initial};
       break;
   }
+  if (std::string const path = log_path(device); !path.empty()) {
+    slot.log.emplace(std::move(resource), path, false);
+    resource                     = *slot.log;
+    static bool const registered = std::atexit(flush_logs_at_exit) == 0;
+    (void)registered;
+  }
   slot.kind = cfg.resource;
   (void)mr::set_per_device_resource(cuda_device_id{device}, std::move(resource));
 }
@@ -148,6 +161,41 @@ void install(int device, config const& cfg, installed& slot) {
 }  // namespace
 
 device_counters& counters(int device) noexcept { return table().counters[device]; }
+
+std::string log_path(int device) {
+  char const* value = std::getenv("RMM_C_LOG");
+  if (value == nullptr || value[0] == '\0') {
+    return {};
+  }
+  std::string path{value};
+  std::string const marker = "{device}";
+  if (auto const at = path.find(marker); at != std::string::npos) {
+    return path.replace(at, marker.size(), std::to_string(device));
+  }
+  if (device == 0) {
+    return path;
+  }
+  auto const dot   = path.find_last_of('.');
+  auto const slash = path.find_last_of('/');
+  auto const split =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash) ? dot : path.size();
+  return path.insert(split, ".device" + std::to_string(device));
+}
+
+bool flush_logs() noexcept {
+  bool ok = true;
+  for (int d = 0; d < max_devices; ++d) {
+    installed& slot = table().slots[d];
+    if (slot.status.load(std::memory_order_acquire) == 1 && slot.log) {
+      try {
+        slot.log->flush();
+      } catch (...) {
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
 
 char const* ensure_installed(int device, config const& cfg) {
   installed& slot = table().slots[device];
@@ -166,6 +214,7 @@ char const* ensure_installed(int device, config const& cfg) {
         slot.pool.reset();
         slot.async.reset();
         slot.vmm.reset();
+        slot.log.reset();
         status = 2;
       }
       slot.status.store(status, std::memory_order_release);

@@ -53,6 +53,16 @@ inline void raise_peak(std::atomic<std::size_t>& peak, std::size_t value) noexce
 [[nodiscard]] char const* ensure_installed(int device, config const& cfg);
 
 /**
+ * @brief Where @p device's allocation log goes: "" without RMM_C_LOG; else its value with
+ * "{device}" replaced by the id, or, without that marker, the path itself for device 0 and the
+ * path with ".device<N>" before its extension for device N.
+ */
+[[nodiscard]] std::string log_path(int device);
+
+/// @brief Flushes every installed device's allocation log; false if one failed. Thread-safe.
+bool flush_logs() noexcept;
+
+/**
  * @brief Reserved bytes of @p device and their peak (see rmm_c_stats); zeros if nothing is
  * installed there. Sets the device current for the queries that need it.
  * @throws rmm::cuda_error if a CUDA query fails.

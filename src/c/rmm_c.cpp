@@ -316,6 +316,14 @@ void rmm_c_reset_peak(void) {
   }
 }
 
+int rmm_c_flush_log(void) {
+  if (flush_logs()) {
+    return 0;
+  }
+  set_error("librmm_c: rmm_c_flush_log: an allocation log could not be written");
+  return 1;
+}
+
 int rmm_c_release(void) {
   try {
     int const count = std::min(rmm::mr::detail::registry_device_count(), max_devices);

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -240,4 +241,51 @@ TEST_CASE("concurrent alloc and free from many threads", "[rmm_c]") {
   CHECK(failures.load() == 0);
   CHECK(stats().bytes_in_use == in_use);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+}
+
+TEST_CASE("RMM_C_LOG records every allocation and free in the trace format", "[rmm_c][log]") {
+  expected_resource();
+  char const* path = std::getenv("RMM_C_LOG");
+  if (path == nullptr || *path == '\0') {
+    WARN("SKIPPED: RMM_C_LOG is not set for this run (gpu_suite.sh sets it for the pool run)");
+    CHECK(rmm_c_flush_log() == 0);  // a no-op without a log
+    return;
+  }
+  cudaStream_t stream{};
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  constexpr int count = 25;
+  std::vector<void*> blocks;
+  for (int i = 0; i < count; ++i) {
+    blocks.push_back(rmm_c_alloc(ssize_t{4096} + i, 0, stream));
+    REQUIRE(blocks.back() != nullptr);
+  }
+  for (int i = 0; i < count; ++i) {
+    rmm_c_free(blocks[static_cast<std::size_t>(i)], ssize_t{4096} + i, 0, stream);
+  }
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+  REQUIRE(rmm_c_flush_log() == 0);
+
+  std::ifstream in{path};
+  REQUIRE(in.good());
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  CHECK(line == "Thread,Time,Action,Pointer,Size,Stream");
+  int allocations = 0;
+  int frees       = 0;
+  int ours        = 0;  // this test's rows: sizes 4096 .. 4096 + count - 1
+  while (std::getline(in, line)) {
+    allocations += line.find(",allocate,") != std::string::npos ? 1 : 0;
+    frees += line.find(",free,") != std::string::npos ? 1 : 0;
+    for (int i = 0; i < count; ++i) {
+      if (line.find("," + std::to_string(4096 + i) + ",") != std::string::npos) {
+        ++ours;
+        break;
+      }
+    }
+  }
+  // Earlier test cases of this process allocated too; every row is in the log.
+  CHECK(allocations >= count);
+  CHECK(frees >= count);
+  CHECK(ours >= 2 * count);
 }

@@ -151,6 +151,19 @@ RMM_C_API void rmm_c_reset_peak(void);
 RMM_C_API int rmm_c_release(void);
 
 /**
+ * @brief Writes out what the allocation logs (RMM_C_LOG) have buffered. The logs are also flushed
+ * at normal process exit (atexit); call this before a process ends otherwise (os._exit) or to
+ * read a log while the process runs. A no-op without RMM_C_LOG.
+ *
+ * RMM_C_LOG=PATH (read when a device's resource is installed, at its first allocation) records
+ * every allocation and free of each device to a CSV in the trace format
+ * (Thread,Time,Action,Pointer,Size,Stream), which rmm-replay replays: PATH itself for device 0,
+ * PATH with ".deviceN" before its extension for device N, or PATH with "{device}" replaced.
+ * @return 0 on success; nonzero if a log could not be written (see rmm_c_last_error()).
+ */
+RMM_C_API int rmm_c_flush_log(void);
+
+/**
  * @brief The resource name in effect ("pool", ...), or NULL while the configuration is invalid.
  * Reading it does not fix the configuration. The string is static.
  */
