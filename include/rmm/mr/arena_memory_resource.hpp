@@ -18,7 +18,9 @@
  *   stream's arena and the legacy default stream's arena are returned (event-ordered) and the
  *   request retried; (2) as a last resort the device is synchronised, every entirely free
  *   superblock of every arena returned and the request retried once; (3) rmm::out_of_memory is
- *   thrown (after logging a dump if dump_log_on_failure). The global arena never grows.
+ *   thrown (after logging a dump if dump_log_on_failure), whose report() gives the arena size
+ *   (reserved and maximum), the free bytes and largest free block over every arena, the stream
+ *   and the device (detail/arena_oom.hpp). The global arena never grows.
  * - The resource only ever names the stream passed to the current call (or the legacy default
  *   stream): a stream may be destroyed once the work on its blocks is done; it is never used
  *   again by the resource unless a new stream gets the same handle (see arena.md, limits).

@@ -205,7 +205,9 @@ class block_memory_pool_resource_impl
  * allocator for storage_type::system) on device `dev_id` (default: the current device). Blocks
  * are spaced by block_size rounded up to 256 bytes, so that each is 256-byte aligned. The pool
  * never grows: every request of 1 to block_size bytes takes one whole block; a larger request,
- * or one made while every block is in use, throws rmm::out_of_memory. The allocation goes back
+ * or one made while every block is in use, throws rmm::out_of_memory, whose report() gives the
+ * pool's size (reserved and maximum), its used and free bytes, the largest request a free block
+ * serves, the pool's device with its memory, and the stream. The allocation goes back
  * when the last copy is destroyed (unless rmm::process_is_exiting()).
  *
  * Stream semantics are those of fixed_size_memory_resource (detail/stream_ordered_core.hpp): a

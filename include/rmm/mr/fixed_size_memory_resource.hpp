@@ -205,6 +205,9 @@ class fixed_size_memory_resource_impl
  *
  * Stream semantics as for pool_memory_resource (see detail/stream_ordered_core.hpp): a block
  * freed on a stream is reused on that stream at once; other streams take it after an event wait.
+ * When every block is in use and a new chunk cannot be had, rmm::out_of_memory's report() gives
+ * the request, the bytes held (reserved), used and free, the largest request a free block serves,
+ * the stream, the device, and as reason the upstream's failure.
  *
  * Allocation and deallocation are thread-safe. This class is copyable and shares ownership of
  * its internal state, allowing multiple instances to safely reference the same underlying pool.
