@@ -125,7 +125,7 @@ class stream_ordered_core {
         return *p;
       }
     }
-    out_of_memory_report report;
+    std::optional<out_of_memory_report> report;  // made only on failure: nothing on the hot path
     {
       std::lock_guard<spin_mutex> lock(mtx_);
       tag_t const tag = slot_of(key);
@@ -146,15 +146,15 @@ class stream_ordered_core {
       if (auto p = last_resort(rounded, tag, stream)) {
         return *p;
       }
-      report = derived().oom_report(requested, rounded);
+      report.emplace(derived().oom_report(requested, rounded));
       if (std::string const streams = describe_streams(); !streams.empty()) {
-        report.reason += "; streams with free lists: " + streams;
+        report->reason += "; streams with free lists: " + streams;
       }
     }
     // Outside the lock: the device query may take a while.
-    report.stream = reinterpret_cast<std::uintptr_t>(stream.get());
-    rmm::detail::add_device_memory(report, report.device.value_or(-1));
-    throw rmm::out_of_memory(std::move(report));
+    report->stream = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(*report, report->device.value_or(-1));
+    throw rmm::out_of_memory(std::move(*report));
   }
 
   // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.
