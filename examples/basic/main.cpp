@@ -41,12 +41,21 @@ int run() {
   long long const sum = std::accumulate(values.begin(), values.end(), 0LL);
   std::printf("std::vector<int> over managed memory: sum of 1..1000 = %lld\n", sum);
 
-  // 3. Out of memory is a typed exception that says what was asked and what was free.
+  // 3. Out of memory is a typed exception that says what was asked and what was free, as text
+  //    and as data (its report).
   try {
     void* too_much = mr.allocate(stream, total_bytes * 2, rmm::CUDA_ALLOCATION_ALIGNMENT);
     mr.deallocate(stream, too_much, total_bytes * 2, rmm::CUDA_ALLOCATION_ALIGNMENT);
   } catch (rmm::out_of_memory const& e) {
     std::printf("caught rmm::out_of_memory:\n  %s\n", e.what());
+    if (rmm::out_of_memory_report const* report = e.report();
+        report != nullptr && report->device_free_bytes) {
+      std::printf("  %s asked for %zu bytes; device %d had %zu bytes free\n",
+                  report->resource.c_str(),
+                  report->requested_bytes,
+                  report->device.value_or(-1),
+                  *report->device_free_bytes);
+    }
   }
   stream.synchronize();
   static_cast<void>(rmm::mr::set_current_device_resource(std::move(previous)));

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <rmm/detail/cccl_version.hpp>
+#include <rmm/detail/oom_device_info.hpp>
+#include <rmm/out_of_memory_report.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -16,10 +18,12 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace rmm {
 
@@ -45,30 +49,63 @@ class cuda_error : public std::runtime_error {
  * @brief Thrown when an allocation fails for a reason other than exhausted memory (for example
  * an invalid argument reported by CUDA). Derives from `std::bad_alloc` so that code written for
  * the standard library catches it.
+ *
+ * Copying never throws (the message is shared between copies, as std::runtime_error's is), so
+ * the exception may be copied while another is in flight. Thread-safety: a thrown exception may
+ * be read (what()) from several threads at once.
  */
 class bad_alloc : public std::bad_alloc {
  public:
   /// @brief Constructs the exception; `what()` returns "std::bad_alloc: " followed by @p msg.
-  explicit bad_alloc(const char* msg) : what_{std::string{"std::bad_alloc: "} + msg} {}
+  /// @throws std::bad_alloc if the message cannot be stored.
+  explicit bad_alloc(const char* msg)
+      : what_{std::make_shared<std::string const>(std::string{"std::bad_alloc: "} + msg)} {}
   /// @copydoc bad_alloc(const char*)
   explicit bad_alloc(std::string const& msg) : bad_alloc{msg.c_str()} {}
   /// @brief The message given at construction, prefixed with "std::bad_alloc: ".
-  [[nodiscard]] const char* what() const noexcept override { return what_.c_str(); }
+  [[nodiscard]] const char* what() const noexcept override { return what_->c_str(); }
 
  private:
-  std::string what_;
+  std::shared_ptr<std::string const> what_;  // never null
 };
 
 /**
  * @brief Thrown when an allocation fails because the memory it draws on is exhausted (CUDA
- * reported out-of-memory, or a pool reached its maximum). `what()` contains "out_of_memory".
+ * reported out-of-memory, or a pool reached its maximum). `what()` begins with
+ * "std::bad_alloc: out_of_memory: ".
+ *
+ * Every resource of this library throws it with an out_of_memory_report, which report() returns:
+ * the request, the resource, its memory, the device's, and the reason, as data; the message is
+ * written from the report (rmm::to_string). An exception constructed from a plain string (as
+ * RMM's and user code do) has no report.
+ *
+ * Copying never throws (the message and the report are shared between copies). Thread-safety: a
+ * thrown exception and its report may be read from several threads at once.
  */
 class out_of_memory : public bad_alloc {
  public:
-  /// @brief Constructs the exception; `what()` contains "out_of_memory: " followed by @p msg.
+  /// @brief Constructs the exception without a report; `what()` is "std::bad_alloc:
+  /// out_of_memory: " followed by @p msg. @throws std::bad_alloc if the message cannot be stored.
   explicit out_of_memory(const char* msg) : bad_alloc{std::string{"out_of_memory: "} + msg} {}
   /// @copydoc out_of_memory(const char*)
   explicit out_of_memory(std::string const& msg) : out_of_memory{msg.c_str()} {}
+  /**
+   * @brief Constructs the exception carrying @p report; `what()` is "std::bad_alloc:
+   * out_of_memory: " followed by `rmm::to_string(report)`.
+   * @throws std::bad_alloc if the message or the report cannot be stored.
+   */
+  explicit out_of_memory(out_of_memory_report report)
+      : bad_alloc{"out_of_memory: " + to_string(report)},
+        report_{std::make_shared<out_of_memory_report const>(std::move(report))} {}
+
+  /**
+   * @brief The report the exception was constructed with, or nullptr for an exception
+   * constructed from a plain string. Valid as long as the exception or a copy of it lives.
+   */
+  [[nodiscard]] out_of_memory_report const* report() const noexcept { return report_.get(); }
+
+ private:
+  std::shared_ptr<out_of_memory_report const> report_;
 };
 
 /**
@@ -132,10 +169,12 @@ inline void clear_last_cuda_error() noexcept { static_cast<void>(cudaGetLastErro
  * @brief Throws the exception that a failed CUDA allocation call maps to: `rmm::out_of_memory`
  * for `cudaErrorMemoryAllocation`, `rmm::bad_alloc` otherwise.
  *
- * The message starts with RMM's text: "CUDA error (failed to allocate N bytes) at: FILE:LINE:
- * cudaErrorName error string" when the size is known (@p has_bytes), "CUDA error at: FILE:LINE:
- * ..." otherwise. This library then adds the call, the requested size, the current device and
- * its free memory as reported after the failure.
+ * The out_of_memory carries a report without a resource name (a bare call): the requested bytes
+ * (when known, @p has_bytes), the current device and its free and total memory as reported after
+ * the failure, and as reason RMM's text: "CUDA error (failed to allocate N bytes) at: FILE:LINE:
+ * cudaErrorName error string" when the size is known, "CUDA error at: FILE:LINE: ..." otherwise,
+ * followed by the call and the error code. The message therefore begins with RMM's text. A
+ * bad_alloc gets the same message.
  */
 [[noreturn]] inline void throw_cuda_alloc_error(cudaError_t status,
                                                 const char* call,
@@ -144,30 +183,43 @@ inline void clear_last_cuda_error() noexcept { static_cast<void>(cudaGetLastErro
                                                 const char* file,
                                                 int line) {
   clear_last_cuda_error();
-  int device = -1;
-  static_cast<void>(cudaGetDevice(&device));
-  std::size_t free_bytes  = 0;
-  std::size_t total_bytes = 0;
-  bool const have_info    = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
-  clear_last_cuda_error();
-  std::string msg = has_bytes
-                        ? "CUDA error (failed to allocate " + std::to_string(bytes) + " bytes) at: "
-                        : std::string{"CUDA error at: "};
-  msg += source_location(file, line) + ": " + cudaGetErrorName(status) + " " +
-         cudaGetErrorString(status) + "; call: " + call + " (error code " +
-         std::to_string(static_cast<int>(status)) + ")";
-  if (has_bytes) {
-    msg += "; requested " + std::to_string(bytes) + " bytes";
-  }
-  msg += " on device " + std::to_string(device);
-  if (have_info) {
-    msg += "; device free " + std::to_string(free_bytes) + " of " + std::to_string(total_bytes) +
-           " bytes";
-  }
+  out_of_memory_report report;
+  report.requested_bytes = has_bytes ? bytes : 0;
+  report.reason          = has_bytes
+                               ? "CUDA error (failed to allocate " + std::to_string(bytes) + " bytes) at: "
+                               : std::string{"CUDA error at: "};
+  report.reason += source_location(file, line) + ": " + cudaGetErrorName(status) + " " +
+                   cudaGetErrorString(status) + "; call: " + call + " (error code " +
+                   std::to_string(static_cast<int>(status)) + ")";
+  add_device_memory(report);
   if (status == cudaErrorMemoryAllocation) {
-    throw rmm::out_of_memory{msg};
+    throw rmm::out_of_memory{std::move(report)};
   }
-  throw rmm::bad_alloc{msg};
+  throw rmm::bad_alloc{to_string(report)};
+}
+
+/**
+ * @brief For a resource whose allocation is one CUDA call (@p call, e.g. "cudaMalloc") that
+ * returned @p status: throws `rmm::out_of_memory` for `cudaErrorMemoryAllocation`, with a report
+ * naming @p resource, the requested @p bytes, the current device and its free and total memory,
+ * and as reason the call and the error; `rmm::bad_alloc` with the same message otherwise. Clears
+ * the non-sticky error first.
+ */
+[[noreturn]] inline void throw_resource_cuda_alloc_error(const char* resource,
+                                                         cudaError_t status,
+                                                         const char* call,
+                                                         std::size_t bytes) {
+  clear_last_cuda_error();
+  out_of_memory_report report;
+  report.resource        = resource;
+  report.requested_bytes = bytes;
+  report.reason          = std::string{call} + " returned " + cudaGetErrorName(status) + " (" +
+                  cudaGetErrorString(status) + ")";
+  add_device_memory(report);
+  if (status == cudaErrorMemoryAllocation) {
+    throw rmm::out_of_memory{std::move(report)};
+  }
+  throw rmm::bad_alloc{to_string(report)};
 }
 
 /// @brief Throws a cuda_error for a failed call after clearing the non-sticky error.

@@ -324,6 +324,16 @@ void host_only() {
     expect(std::string{e.what()}.find("deliberate") != std::string::npos,
            "out_of_memory is a bad_alloc with the message");
   }
+  {
+    rmm::out_of_memory_report report;
+    report.resource        = "consumer";
+    report.requested_bytes = 64;
+    report.maximum_bytes   = 32;
+    rmm::out_of_memory const e{report};
+    expect(e.report() != nullptr && e.report()->requested_bytes == 64 &&
+               rmm::to_string(report) == "consumer: cannot allocate 64 bytes [maximum 32 bytes]",
+           "out_of_memory carries its report, which its message spells out");
+  }
 }
 
 }  // namespace

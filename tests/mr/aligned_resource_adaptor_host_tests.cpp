@@ -11,6 +11,7 @@
 #include <rmm/error.hpp>
 #include <rmm/mr/aligned_resource_adaptor.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/simulated_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>
@@ -280,6 +281,40 @@ TEST_CASE("aligned_resource_adaptor: out of memory names the request and keeps i
   CHECK(tracked(mr) == 0);
 }
 
+TEST_CASE("aligned_resource_adaptor: the report keeps the upstream's figures under its name",
+          "[aligned_resource_adaptor]") {
+  rmm::mr::simulated_memory_resource upstream{64 * KiB};
+  aligned_resource_adaptor mr{upstream, 4 * KiB};
+  try {
+    void* p = mr.allocate(host_stream(), 62 * KiB, 256);
+    mr.deallocate(host_stream(), p, 62 * KiB, 256);
+    FAIL("62 KiB and the padding fit 64 KiB");
+  } catch (rmm::out_of_memory const& e) {
+    REQUIRE(e.report() != nullptr);
+    auto const& r = *e.report();
+    CHECK(r.resource == "aligned_resource_adaptor");
+    CHECK(r.requested_bytes == 62 * KiB);
+    CHECK(r.reason ==
+          "(69376 with alignment padding) from the upstream: simulated_memory_resource could not "
+          "allocate 69376 bytes: 0 of the capacity of 65536 bytes are in use");
+    CHECK(r.used_bytes == std::size_t{0});  // the upstream's figures
+    CHECK(r.free_bytes == 64 * KiB);
+    CHECK(r.maximum_bytes == 64 * KiB);
+    CHECK_FALSE(r.device);  // the simulated upstream has none
+  }
+  // The padded size overflows: the adaptor's own report.
+  try {
+    static_cast<void>(
+        mr.allocate(host_stream(), std::numeric_limits<std::size_t>::max() - 100, 256));
+    FAIL("an overflowing request did not throw");
+  } catch (rmm::out_of_memory const& e) {
+    REQUIRE(e.report() != nullptr);
+    CHECK(e.report()->resource == "aligned_resource_adaptor");
+    CHECK(e.report()->requested_bytes == std::numeric_limits<std::size_t>::max() - 100);
+    CHECK(e.report()->reason == "aligned to 4096, the padded size overflows");
+  }
+  CHECK(upstream.current_bytes() == 0);
+}
 TEST_CASE("aligned_resource_adaptor: copies share the state; upstream and equality",
           "[aligned_resource_adaptor]") {
   fixture f{256, 4 * KiB};

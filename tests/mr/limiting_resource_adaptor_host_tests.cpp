@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -156,8 +157,25 @@ TEST_CASE("limiting_resource_adaptor: over the limit throws out_of_memory naming
                    Contains("Exceeded memory limit (failed to allocate 3.906250 KiB)") &&
                    Contains("limiting_resource_adaptor: cannot allocate 4000 bytes") &&
                    Contains("limit of 10000 bytes") && Contains("6144 bytes in use"));
-    // RMM's text leads (after the location of the check).
-    CHECK(what.find("Exceeded memory limit") < what.find("limiting_resource_adaptor: cannot"));
+    // RMM's text is the reason: it follows the adaptor's name and the request.
+    CHECK_THAT(what,
+               Contains("limiting_resource_adaptor: cannot allocate 4000 bytes: Exceeded "
+                        "memory limit (failed to allocate 3.906250 KiB)"));
+    // The report: the request, the bytes in use, the limit, the stream.
+    REQUIRE(e.report() != nullptr);
+    CHECK(e.report()->resource == "limiting_resource_adaptor");
+    CHECK(e.report()->requested_bytes == 4000);
+    CHECK(e.report()->used_bytes == std::size_t{6144});
+    CHECK(e.report()->maximum_bytes == std::size_t{10000});
+    CHECK(e.report()->stream == std::uintptr_t{0});
+    CHECK_FALSE(e.report()->reserved_bytes);
+  }
+  try {
+    static_cast<void>(mr.allocate_sync(4000, align));
+    FAIL("allocating above the limit did not throw");
+  } catch (rmm::out_of_memory const& e) {
+    REQUIRE(e.report() != nullptr);
+    CHECK_FALSE(e.report()->stream);  // no stream: a synchronous request
   }
   // Refused before the upstream was asked; nothing charged.
   CHECK(upstream.counts().allocations == 1);

@@ -279,11 +279,18 @@ TEST_CASE("block pool layout rejects zero and overflow", "[sdk][block_pool]") {
   CHECK(make_block_pool_layout("bp", 1000, MAX / 1024).total_bytes == (MAX / 1024) * 1024);
 }
 
-TEST_CASE("block pool messages name both sizes and the capacity", "[sdk][block_pool]") {
-  CHECK(rmm::mr::detail::block_too_large_message("block_memory_pool_resource", 5000, 4096) ==
+TEST_CASE("block pool reports name both sizes and the capacity", "[sdk][block_pool]") {
+  auto const too_large =
+      rmm::mr::detail::block_too_large_report("block_memory_pool_resource", 5000, 4096);
+  CHECK(too_large.resource == "block_memory_pool_resource");
+  CHECK(too_large.requested_bytes == 5000);
+  CHECK(rmm::to_string(too_large) ==
         "block_memory_pool_resource: cannot allocate 5000 bytes: the request exceeds the block "
         "size of 4096 bytes");
-  CHECK(rmm::mr::detail::blocks_exhausted_message("block_memory_pool_resource", 10, 4, 4096) ==
+  auto const exhausted =
+      rmm::mr::detail::blocks_exhausted_report("block_memory_pool_resource", 10, 4, 4096);
+  CHECK(exhausted.requested_bytes == 10);
+  CHECK(rmm::to_string(exhausted) ==
         "block_memory_pool_resource: cannot allocate 10 bytes: all 4 blocks of 4096 bytes are in "
         "use (the pool has a fixed capacity)");
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -36,6 +37,34 @@ TEST_CASE("simulated_memory_resource: concepts and properties", "[simulated]") {
   CHECK(a.current_bytes() == 1000);  // the any_resource's copy shares the state
   any.deallocate(stream, p, 1000, align);
   CHECK(a.current_bytes() == 0);
+}
+
+TEST_CASE("simulated_memory_resource: the out-of-memory report", "[simulated][oom]") {
+  simulated_memory_resource mr{1000};
+  void* a = mr.allocate(stream, 700, align);
+  try {
+    void* b = mr.allocate(stream, 301, align);
+    mr.deallocate(stream, b, 301, align);
+    FAIL("701 bytes over a capacity of 1000");
+  } catch (rmm::out_of_memory const& e) {
+    REQUIRE(e.report() != nullptr);
+    auto const& r = *e.report();
+    CHECK(r.resource == "simulated_memory_resource");
+    CHECK(r.requested_bytes == 301);
+    CHECK(r.reason == "700 of the capacity of 1000 bytes are in use");
+    CHECK(r.used_bytes == std::size_t{700});
+    CHECK(r.free_bytes == std::size_t{300});
+    CHECK(r.largest_free_block == std::size_t{300});
+    CHECK(r.maximum_bytes == std::size_t{1000});
+    CHECK_FALSE(r.reserved_bytes);
+    CHECK_FALSE(r.device);  // no CUDA call, not even for the report
+    CHECK_FALSE(r.stream);
+    CHECK(std::string{e.what()} ==
+          "std::bad_alloc: out_of_memory: simulated_memory_resource: cannot allocate 301 bytes: "
+          "700 of the capacity of 1000 bytes are in use [used 700 bytes; free 300 bytes; largest "
+          "free block 300 bytes; maximum 1000 bytes]");
+  }
+  mr.deallocate(stream, a, 700, align);
 }
 
 TEST_CASE("simulated_memory_resource: capacity, statistics, misuse", "[simulated]") {

@@ -18,7 +18,9 @@
  *   stream's arena and the legacy default stream's arena are returned (event-ordered) and the
  *   request retried; (2) as a last resort the device is synchronised, every entirely free
  *   superblock of every arena returned and the request retried once; (3) rmm::out_of_memory is
- *   thrown (after logging a dump if dump_log_on_failure). The global arena never grows.
+ *   thrown (after logging a dump if dump_log_on_failure), whose report() gives the arena size
+ *   (reserved and maximum), the free bytes and largest free block over every arena, the stream
+ *   and the device (detail/arena_oom.hpp). The global arena never grows.
  * - The resource only ever names the stream passed to the current call (or the legacy default
  *   stream): a stream may be destroyed once the work on its blocks is done; it is never used
  *   again by the resource unless a new stream gets the same handle (see arena.md, limits).
@@ -34,6 +36,7 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/arena_oom.hpp>
 #include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
@@ -55,7 +58,6 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -103,8 +105,7 @@ class arena_state : private device_binding {
     try {
       base = upstream_.allocate(cuda_stream_default, size, CUDA_ALLOCATION_ALIGNMENT);
     } catch (rmm::out_of_memory const& e) {
-      throw rmm::out_of_memory{"arena_memory_resource: cannot allocate the global arena of " +
-                               std::to_string(size) + " bytes from upstream: " + e.what()};
+      throw rmm::out_of_memory{arena_upstream_report(size, e, bound_device())};
     }
     try {
       RMM_EXPECTS(base != nullptr &&
@@ -149,7 +150,7 @@ class arena_state : private device_binding {
     }
     auto const rounded = arena::round_up(bytes, arena::allocation_granularity);
     if (!rounded || *rounded > global_->size()) {
-      fail(bytes, stream_key::of(stream));
+      fail(bytes, stream, "the request exceeds the arena size");
     }
     stream_key const key  = stream_key::of(stream);
     stream_arena_state& a = arena_for(key);
@@ -164,7 +165,7 @@ class arena_state : private device_binding {
     if (void* p = try_allocate(a, *rounded)) {
       return p;
     }
-    fail(bytes, key);
+    fail(bytes, stream, "no free block fits after reclaiming free superblocks, in the arena size");
   }
 
   void deallocate(cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t) noexcept {
@@ -417,57 +418,35 @@ class arena_state : private device_binding {
     global_->clear_tickets();
   }
 
-  [[noreturn]] void fail(std::size_t bytes, stream_key const& key) {
-    std::size_t free_bytes = 0;
-    std::size_t largest    = 0;
+  // The report (detail/arena_oom.hpp) over the global and every stream arena; with
+  // dump_log_on_failure, the arenas' state goes to the log first.
+  [[noreturn]] void fail(std::size_t bytes, cuda::stream_ref stream, char const* why) {
+    arena_figures figures{global_->size(), 0, 0};
     std::string dump;
     {
       std::lock_guard<std::mutex> glock{global_mutex_};
-      free_bytes = global_->free_bytes();
-      largest    = global_->largest_free_block();
+      figures.free_bytes = global_->free_bytes();
+      figures.largest    = global_->largest_free_block();
       if (dump_log_on_failure_) {
         dump = global_->describe();
       }
     }
     for (stream_arena_state* s : snapshot()) {
       std::lock_guard<std::mutex> lock{s->mutex};
-      free_bytes += s->host.free_bytes();
-      largest = std::max(largest, s->host.largest_free_block());
+      figures.free_bytes += s->host.free_bytes();
+      figures.largest = std::max(figures.largest, s->host.largest_free_block());
       if (dump_log_on_failure_) {
-        dump += "stream arena " + std::to_string(s->id) + " (stream " + stream_name(s->key) +
+        dump += "stream arena " + std::to_string(s->id) + " (stream " + arena_stream_name(s->key) +
                 "): " + s->host.describe();
       }
     }
-    std::string const msg = "arena_memory_resource: cannot allocate " + std::to_string(bytes) +
-                            " bytes on stream " + stream_name(key) + ": arena size " +
-                            std::to_string(global_->size()) + " bytes, free " +
-                            std::to_string(free_bytes) + " bytes, largest free block " +
-                            std::to_string(largest) + " bytes" + device_suffix();
+    out_of_memory_report report =
+        arena_oom_report(bytes, stream.get(), figures, why, bound_device());
     if (dump_log_on_failure_) {
-      rmm::log(level_enum::error, msg + "\narena_memory_resource state:\n" + dump);
+      rmm::log(level_enum::error, to_string(report) + "\narena_memory_resource state:\n" + dump);
       rmm::flush_log();
     }
-    throw rmm::out_of_memory{msg};
-  }
-
-  static std::string device_suffix() {
-    int device{-1};
-    if (cudaGetDevice(&device) != cudaSuccess) {
-      rmm::detail::clear_last_cuda_error();
-    }
-    return " [device " + std::to_string(device) + "]";
-  }
-
-  static std::string stream_name(stream_key const& key) {
-    if (key.handle == cudaStreamLegacy) {
-      return "legacy default";
-    }
-    if (key.per_thread()) {
-      std::ostringstream os;
-      os << "per-thread default of thread " << key.owner;
-      return os.str();
-    }
-    return format_hex(reinterpret_cast<std::uintptr_t>(key.handle));
+    throw rmm::out_of_memory{std::move(report)};
   }
 
   mutable cuda::mr::any_resource<cuda::mr::device_accessible> upstream_;

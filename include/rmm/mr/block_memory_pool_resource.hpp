@@ -9,6 +9,7 @@
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/alignment_checks.hpp>
+#include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/block_pool_layout.hpp>
@@ -32,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 
 namespace rmm::mr {
@@ -94,7 +96,13 @@ class block_memory_pool_resource_impl
       return nullptr;
     }
     if (bytes > layout_.block_size) {
-      throw rmm::out_of_memory(block_too_large_message(name, bytes, layout_.block_size));
+      out_of_memory_report report = block_too_large_report(name, bytes, layout_.block_size);
+      {
+        std::lock_guard<spin_mutex> lock(mutex());  // the core's lock
+        add_figures(report);
+      }
+      add_place(report, stream);
+      throw rmm::out_of_memory(std::move(report));
     }
     return allocate_on(stream, bytes, layout_.stride);
   }
@@ -151,8 +159,31 @@ class block_memory_pool_resource_impl
   bool grow(std::size_t, cuda::stream_ref, tag_t) noexcept { return false; }  // fixed capacity
   void release_free_upstream() noexcept {}
 
-  [[nodiscard]] std::string describe_oom(std::size_t requested, std::size_t) const {
-    return blocks_exhausted_message(name, requested, layout_.num_blocks, layout_.block_size);
+  // Every block is in use: the pool's figures and device; the core adds the stream and the
+  // device's memory. Lock held.
+  [[nodiscard]] out_of_memory_report oom_report(std::size_t requested, std::size_t) const {
+    out_of_memory_report report =
+        blocks_exhausted_report(name, requested, layout_.num_blocks, layout_.block_size);
+    add_figures(report);
+    report.device = device_.value();
+    return report;
+  }
+
+  // The pool's figures: it holds (and may hold at most) its one allocation; a free block serves
+  // at most block_size bytes. With the core's lock held.
+  void add_figures(out_of_memory_report& report) const {
+    std::size_t const free    = free_list_.size() * layout_.stride + batched_bytes();
+    report.reserved_bytes     = layout_.total_bytes;
+    report.used_bytes         = layout_.total_bytes - free;
+    report.free_bytes         = free;
+    report.largest_free_block = free > 0 ? layout_.block_size : 0;
+    report.maximum_bytes      = layout_.total_bytes;
+  }
+
+  // The pool's device (its memory, or for host storage the device it was made on) and the stream.
+  void add_place(out_of_memory_report& report, cuda::stream_ref stream) const {
+    report.stream = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(report, device_.value());
   }
 
   storage_type storage_;
@@ -174,7 +205,9 @@ class block_memory_pool_resource_impl
  * allocator for storage_type::system) on device `dev_id` (default: the current device). Blocks
  * are spaced by block_size rounded up to 256 bytes, so that each is 256-byte aligned. The pool
  * never grows: every request of 1 to block_size bytes takes one whole block; a larger request,
- * or one made while every block is in use, throws rmm::out_of_memory. The allocation goes back
+ * or one made while every block is in use, throws rmm::out_of_memory, whose report() gives the
+ * pool's size (reserved and maximum), its used and free bytes, the largest request a free block
+ * serves, the pool's device with its memory, and the stream. The allocation goes back
  * when the last copy is destroyed (unless rmm::process_is_exiting()).
  *
  * Stream semantics are those of fixed_size_memory_resource (detail/stream_ordered_core.hpp): a

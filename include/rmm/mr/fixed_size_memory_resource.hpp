@@ -7,6 +7,8 @@
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/alignment_checks.hpp>
+#include <rmm/detail/oom_device_info.hpp>
+#include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/device_binding.hpp>
@@ -60,9 +62,14 @@ class fixed_size_memory_resource_impl
                     std::to_string(blocks_to_preallocate) + " times block_size " +
                     std::to_string(block_size_) + " overflows");
     if (!take_chunk(cuda_stream_default)) {
-      throw rmm::out_of_memory(std::string{name} + ": cannot preallocate " +
-                               std::to_string(blocks_per_chunk_) + " blocks of " +
-                               std::to_string(block_size_) + " bytes; " + last_upstream_error_);
+      out_of_memory_report report;
+      report.resource        = name;
+      report.requested_bytes = blocks_per_chunk_ * block_size_;
+      report.reason = "preallocating " + std::to_string(blocks_per_chunk_) + " blocks of " +
+                      std::to_string(block_size_) + " bytes failed; " + last_upstream_error_;
+      report.reserved_bytes = 0;
+      rmm::detail::add_device_memory(report, bound_device());
+      throw rmm::out_of_memory(std::move(report));
     }
   }
 
@@ -147,8 +154,8 @@ class fixed_size_memory_resource_impl
       stream.sync();
       return true;
     } catch (std::bad_alloc const& e) {
-      last_upstream_error_ =
-          "upstream failed to allocate " + std::to_string(bytes) + " bytes: " + e.what();
+      last_upstream_error_ = "upstream failed to allocate " + std::to_string(bytes) +
+                             " bytes: " + rmm::detail::upstream_failure(e);
       return false;
     }
   }
@@ -157,12 +164,25 @@ class fixed_size_memory_resource_impl
   bool grow(std::size_t, cuda::stream_ref stream, tag_t) { return take_chunk(stream); }
   void release_free_upstream() noexcept {}
 
-  [[nodiscard]] std::string describe_oom(std::size_t requested, std::size_t) const {
-    return std::string{name} + ": cannot allocate " + std::to_string(requested) + " bytes: all " +
-           std::to_string(free_list_.capacity()) + " blocks of " + std::to_string(block_size_) +
-           " bytes are in use (" + std::to_string(free_list_.capacity() * block_size_) +
-           " bytes held, 0 free), and growing by " + std::to_string(blocks_per_chunk_) +
-           " blocks failed; " + last_upstream_error_;
+  // Every block is in use (the core has synchronised and taken back every free block) and a new
+  // chunk could not be had. Lock held.
+  [[nodiscard]] out_of_memory_report oom_report(std::size_t requested, std::size_t) const {
+    std::size_t const held = free_list_.capacity() * block_size_;
+    std::size_t const free = free_list_.size() * block_size_ + batched_bytes();
+    out_of_memory_report report;
+    report.resource        = name;
+    report.requested_bytes = requested;
+    report.reason          = "all " + std::to_string(free_list_.capacity()) + " blocks of " +
+                    std::to_string(block_size_) + " bytes are in use, and growing by " +
+                    std::to_string(blocks_per_chunk_) + " blocks failed; " + last_upstream_error_;
+    report.reserved_bytes     = held;
+    report.used_bytes         = held - free;
+    report.free_bytes         = free;
+    report.largest_free_block = free > 0 ? block_size_ : 0;
+    if (bound_device() >= 0) {
+      report.device = bound_device();
+    }
+    return report;
   }
 
   upstream_t mutable upstream_;
@@ -185,6 +205,9 @@ class fixed_size_memory_resource_impl
  *
  * Stream semantics as for pool_memory_resource (see detail/stream_ordered_core.hpp): a block
  * freed on a stream is reused on that stream at once; other streams take it after an event wait.
+ * When every block is in use and a new chunk cannot be had, rmm::out_of_memory's report() gives
+ * the request, the bytes held (reserved), used and free, the largest request a free block serves,
+ * the stream, the device, and as reason the upstream's failure.
  *
  * Allocation and deallocation are thread-safe. This class is copyable and shares ownership of
  * its internal state, allowing multiple instances to safely reference the same underlying pool.

@@ -23,9 +23,11 @@ namespace rmm::mr {
  *
  * Each allocation counts its size rounded up to `alignment` (the granularity in which the
  * upstream is assumed to hand out memory) against `allocation_limit`; a request that would take
- * the count above the limit throws rmm::out_of_memory, whose message names the limit, the request
- * and the bytes in use, without reaching the upstream. Allocations and deallocations are
- * otherwise forwarded unchanged (stream, size and requested alignment).
+ * the count above the limit throws rmm::out_of_memory without reaching the upstream; its report()
+ * gives the request, the bytes in use (used_bytes), the limit (maximum_bytes), the stream and the
+ * current device with its memory, and its message begins, after the adaptor's name and the
+ * request, with RMM's "Exceeded memory limit (failed to allocate ...)". Allocations and
+ * deallocations are otherwise forwarded unchanged (stream, size and requested alignment).
  *
  * Thread-safety: every member may be called concurrently. The count is one atomic: a request is
  * charged before the upstream is asked (and refunded if the upstream throws), so concurrent

@@ -21,9 +21,10 @@ namespace rmm::mr {
  * the stream argument of allocate() and deallocate() is ignored. A request of 0 bytes returns
  * nullptr, and deallocating nullptr does nothing. Pointers are aligned to at least
  * CUDA_ALLOCATION_ALIGNMENT (256) bytes; larger alignments are refused with rmm::logic_error.
- * Out of memory throws rmm::out_of_memory naming the requested bytes, the device and its free
- * memory. The members allocate, deallocate, allocate_sync, deallocate_sync, == and != come from
- * detail::stateless_cuda_resource, which documents them.
+ * Out of memory throws rmm::out_of_memory whose report() gives the resource's name, the requested
+ * bytes, the current device and its free and total memory, and the CUDA call and error as reason
+ * (no stream: it is ignored). The members allocate, deallocate, allocate_sync, deallocate_sync, ==
+ * and != come from detail::stateless_cuda_resource, which documents them.
  *
  * Thread-safety: all member functions may be called concurrently.
  */
@@ -50,7 +51,10 @@ class managed_memory_resource : public detail::stateless_cuda_resource<managed_m
 
   static void* do_allocate(std::size_t bytes) {
     void* ptr{nullptr};
-    RMM_CUDA_TRY_ALLOC(cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal), bytes);
+    cudaError_t const status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
+    if (status != cudaSuccess) {
+      rmm::detail::throw_resource_cuda_alloc_error(name, status, "cudaMallocManaged", bytes);
+    }
     return ptr;
   }
 

@@ -58,6 +58,11 @@ namespace rmm::mr {
  * synchronisation happens only as a last resort before reporting out-of-memory. Streams on which
  * memory was freed must outlive the pool or be synchronised before they are destroyed.
  *
+ * Out of memory throws rmm::out_of_memory whose report() gives the request, the pool's size
+ * (reserved), maximum, free bytes and largest free block (over every shard), the stream, the
+ * current device with its memory, and as reason the rounded size, why the pool could not grow
+ * (the maximum, or the upstream's own report) and each stream's free bytes.
+ *
  * Allocation and deallocation are thread-safe. Threads: until its threads contend for it, the
  * pool is one lock over one free list. Once they do (the lock found taken 1024 times; never over
  * a `virtual_memory_resource`, whose one range must stay whole), it shards: each stream is served

@@ -9,6 +9,8 @@
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/alignment_checks.hpp>
+#include <rmm/detail/oom_device_info.hpp>
+#include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/sam_headroom.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
@@ -23,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace rmm::mr {
 namespace detail {
@@ -61,7 +64,15 @@ class sam_headroom_memory_resource_impl {
     }
     // Page-aligned (on 4 KiB-page hosts), so that the allocation shares no page with another
     // one whose preferred location may differ.
-    void* ptr = system_.allocate_sync(bytes, system_memory_resource::max_alignment);
+    void* ptr = nullptr;
+    try {
+      ptr = system_.allocate_sync(bytes, system_memory_resource::max_alignment);
+    } catch (rmm::out_of_memory const& e) {
+      // Under this resource's name, with the device whose headroom it keeps.
+      out_of_memory_report report = rmm::detail::adaptor_report(name, bytes, "", e);
+      rmm::detail::add_device_memory(report, device_.value());
+      throw rmm::out_of_memory{std::move(report)};
+    }
     try {
       advise(ptr, bytes);
     } catch (...) {
@@ -166,7 +177,8 @@ class sam_headroom_memory_resource_impl {
  * Allocations are aligned to 4096 bytes (one page on x86-64). Allocation is synchronous (the
  * stream is ignored); deallocation removes the preferred-location advice, synchronises the
  * stream, then frees. Requires a device with pageable memory access (HMM or ATS), as
- * system_memory_resource does.
+ * system_memory_resource does. When the system allocator refuses a request, rmm::out_of_memory
+ * reports it under this resource's name, with the device (and its memory) whose headroom it keeps.
  *
  * Thread-safety: all member functions may be called concurrently. Copies share one state and
  * compare equal; independently constructed resources compare unequal.

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace rmm::mr {
 
@@ -71,7 +72,9 @@ class simulated_memory_resource {
    * @brief Hands out an address for @p bytes bytes aligned to @p alignment. The stream is ignored.
    * @return nullptr for 0 bytes, else a distinct address that must never be dereferenced.
    * @throws rmm::logic_error if @p alignment is not a power of two.
-   * @throws rmm::out_of_memory if the bytes outstanding would exceed the capacity.
+   * @throws rmm::out_of_memory if the bytes outstanding would exceed the capacity; its report()
+   * gives the request, the bytes outstanding (used), the capacity left (free, and the largest
+   * free block: no fragmentation here) and the capacity (maximum), and no device.
    */
   void* allocate(cuda::stream_ref, std::size_t bytes, std::size_t alignment) {
     return allocate_sync(bytes, alignment);
@@ -94,10 +97,17 @@ class simulated_memory_resource {
     counters& c = state_->stats;
     if (bytes > c.capacity - c.current_bytes) {
       ++c.failed_allocations;
-      throw rmm::out_of_memory{
-          "simulated_memory_resource: cannot allocate " + std::to_string(bytes) +
-          " bytes: " + std::to_string(c.current_bytes) + " of the capacity of " +
-          std::to_string(c.capacity) + " bytes are in use"};
+      // No device: this resource makes no CUDA call, not even for its report.
+      out_of_memory_report report;
+      report.resource        = "simulated_memory_resource";
+      report.requested_bytes = bytes;
+      report.reason          = std::to_string(c.current_bytes) + " of the capacity of " +
+                      std::to_string(c.capacity) + " bytes are in use";
+      report.used_bytes         = c.current_bytes;
+      report.free_bytes         = c.capacity - c.current_bytes;
+      report.largest_free_block = c.capacity - c.current_bytes;  // addresses: no fragmentation
+      report.maximum_bytes      = c.capacity;
+      throw rmm::out_of_memory{std::move(report)};
     }
     std::uintptr_t const address =
         rmm::align_up(state_->cursor, std::max(alignment, CUDA_ALLOCATION_ALIGNMENT));

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 namespace rmm::mr {
 
@@ -72,7 +73,9 @@ class system_memory_resource {
   /**
    * @brief Allocates at least @p bytes bytes. The stream argument is ignored.
    * @throws rmm::logic_error if @p alignment is not a power of two or exceeds 4096 bytes.
-   * @throws rmm::out_of_memory if the system allocator returns nothing (names the size).
+   * @throws rmm::out_of_memory if the system allocator returns nothing or the request is too
+   * large; its report() names the resource, the request and the reason (no device: the memory
+   * is pageable host memory).
    */
   void* allocate([[maybe_unused]] cuda::stream_ref stream,
                  std::size_t bytes,
@@ -97,16 +100,15 @@ class system_memory_resource {
     }
     auto const align =
         alignment < CUDA_ALLOCATION_ALIGNMENT ? CUDA_ALLOCATION_ALIGNMENT : alignment;
-    RMM_EXPECTS(
-        bytes <= SIZE_MAX - align,
-        "system_memory_resource: request of " + std::to_string(bytes) + " bytes is too large",
-        rmm::out_of_memory);
+    if (bytes > SIZE_MAX - align) {
+      throw_out_of_memory(
+          bytes, "the request is too large to be aligned to " + std::to_string(align) + " bytes");
+    }
     // aligned_alloc requires the size to be a multiple of the alignment.
     void* ptr = std::aligned_alloc(align, align_up(bytes, align));
-    RMM_EXPECTS(ptr != nullptr,
-                "system_memory_resource: the system allocator could not provide " +
-                    std::to_string(bytes) + " bytes",
-                rmm::out_of_memory);
+    if (ptr == nullptr) {
+      throw_out_of_memory(bytes, "the system allocator (aligned_alloc) returned nothing");
+    }
     return ptr;
   }
 
@@ -134,6 +136,17 @@ class system_memory_resource {
 
   /// @brief The largest alignment this resource honours (one page).
   static constexpr std::size_t max_alignment = 4096;
+
+ private:
+  // The report names the resource, the request and the reason; pageable host memory belongs to no
+  // device, so the device fields stay empty.
+  [[noreturn]] static void throw_out_of_memory(std::size_t bytes, std::string reason) {
+    out_of_memory_report report;
+    report.resource        = "system_memory_resource";
+    report.requested_bytes = bytes;
+    report.reason          = std::move(reason);
+    throw rmm::out_of_memory{std::move(report)};
+  }
 };
 
 static_assert(cuda::mr::resource_with<system_memory_resource,

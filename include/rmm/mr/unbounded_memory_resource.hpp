@@ -61,7 +61,9 @@ class unbounded_memory_resource {
    * @brief Allocates at least @p bytes bytes from the storage.
    * @throws rmm::logic_error if @p alignment is not a power of two or exceeds what the storage
    * honours (256, or 4096 for system memory); the message names this resource.
-   * @throws rmm::out_of_memory if the storage is exhausted (the message names the size).
+   * @throws rmm::out_of_memory if the storage is exhausted: the storage resource's own exception
+   * (its report names cuda_memory_resource, pinned_host_memory_resource or
+   * system_memory_resource, and the size).
    */
   void* allocate(cuda::stream_ref stream,
                  std::size_t bytes,

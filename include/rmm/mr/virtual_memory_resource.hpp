@@ -53,8 +53,10 @@ namespace rmm::mr {
  *
  * Errors: construction throws rmm::logic_error if the device does not exist, does not support
  * virtual memory management, or a named peer cannot access it. `allocate` throws
- * rmm::out_of_memory, saying what was asked, what this resource maps and reserves and what the
- * device has free, when the device or the address space cannot provide the memory.
+ * rmm::out_of_memory when the device or the address space cannot provide the memory; its
+ * report() gives the request, the memory this resource maps (reserved) and hands out (used), the
+ * device with its free and total memory, the stream, and as reason the failing driver call and
+ * the address space this resource reserves.
  *
  * Thread safety: every member function may be called concurrently (one mutex per resource).
  * The resource is copyable; copies share the same state, and the state is destroyed (leaked

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <rmm/aligned.hpp>
+#include <rmm/detail/oom_device_info.hpp>
+#include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/resource_ref.hpp>
@@ -169,9 +171,12 @@ class aligned_resource_adaptor_impl {
     std::size_t const effective    = effective_alignment_unchecked(bytes, alignment);
     constexpr std::size_t max_size = std::numeric_limits<std::size_t>::max();
     if (effective != 0 && (effective > max_size / 4 || bytes > max_size - 2 * effective)) {
-      throw rmm::out_of_memory(std::string{name} + ": cannot allocate " + std::to_string(bytes) +
-                               " bytes aligned to " + std::to_string(effective) +
-                               ": the padded size overflows");
+      out_of_memory_report report;
+      report.resource        = name;
+      report.requested_bytes = bytes;
+      report.reason = "aligned to " + std::to_string(effective) + ", the padded size overflows";
+      rmm::detail::add_device_memory(report);
+      throw rmm::out_of_memory(std::move(report));
     }
     return effective;
   }
@@ -226,13 +231,16 @@ class aligned_resource_adaptor_impl {
     return raw;
   }
 
+  // The upstream's report (its figures: this adaptor holds no memory) under the adaptor's name
+  // and the caller's request; the reason names the padded size and the upstream's failure.
   [[noreturn]] static void throw_out_of_memory(std::size_t bytes,
                                                std::size_t size,
                                                rmm::out_of_memory const& e) {
-    // The upstream's message names the padded size; say which request it was for.
-    throw rmm::out_of_memory(std::string{name} + ": cannot allocate " + std::to_string(bytes) +
-                             " bytes (" + std::to_string(size) +
-                             " with alignment padding) from the upstream: " + e.what());
+    throw rmm::out_of_memory(rmm::detail::adaptor_report(
+        name,
+        bytes,
+        "(" + std::to_string(size) + " with alignment padding) from the upstream: ",
+        e));
   }
 
   upstream_t mutable upstream_;

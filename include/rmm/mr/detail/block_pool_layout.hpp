@@ -2,12 +2,13 @@
  * @file block_pool_layout.hpp
  * @brief The arithmetic and the messages of block_memory_pool_resource, without CUDA, so that
  * they are tested on the host: the layout of the one upstream allocation (blocks are spaced by
- * the block size rounded up to 256 bytes) and the two refusals.
+ * the block size rounded up to 256 bytes) and the reports of the two refusals.
  */
 #pragma once
 
 #include <rmm/aligned.hpp>
 #include <rmm/error.hpp>
+#include <rmm/out_of_memory_report.hpp>
 
 #include <cstddef>
 #include <limits>
@@ -45,22 +46,36 @@ struct block_pool_layout {
   return {block_size, stride, num_blocks, stride * num_blocks};
 }
 
-/// @brief The message for a request of @p requested bytes above the block size.
-[[nodiscard]] inline std::string block_too_large_message(char const* name,
-                                                         std::size_t requested,
-                                                         std::size_t block_size) {
-  return std::string{name} + ": cannot allocate " + std::to_string(requested) +
-         " bytes: the request exceeds the block size of " + std::to_string(block_size) + " bytes";
+/**
+ * @brief The report of a request of @p requested bytes above the block size: the resource
+ * @p name, the request and the reason; the pool adds its figures, the device and the stream.
+ * @note Thread-safety: a pure function; safe to call concurrently.
+ */
+[[nodiscard]] inline out_of_memory_report block_too_large_report(char const* name,
+                                                                 std::size_t requested,
+                                                                 std::size_t block_size) {
+  out_of_memory_report report;
+  report.resource        = name;
+  report.requested_bytes = requested;
+  report.reason = "the request exceeds the block size of " + std::to_string(block_size) + " bytes";
+  return report;
 }
 
-/// @brief The message for a request of @p requested bytes when every block is in use.
-[[nodiscard]] inline std::string blocks_exhausted_message(char const* name,
-                                                          std::size_t requested,
-                                                          std::size_t num_blocks,
-                                                          std::size_t block_size) {
-  return std::string{name} + ": cannot allocate " + std::to_string(requested) + " bytes: all " +
-         std::to_string(num_blocks) + " blocks of " + std::to_string(block_size) +
-         " bytes are in use (the pool has a fixed capacity)";
+/**
+ * @brief The report of a request of @p requested bytes when every block is in use: the resource
+ * @p name, the request and the reason; the pool adds its figures, the device and the stream.
+ * @note Thread-safety: a pure function; safe to call concurrently.
+ */
+[[nodiscard]] inline out_of_memory_report blocks_exhausted_report(char const* name,
+                                                                  std::size_t requested,
+                                                                  std::size_t num_blocks,
+                                                                  std::size_t block_size) {
+  out_of_memory_report report;
+  report.resource        = name;
+  report.requested_bytes = requested;
+  report.reason = "all " + std::to_string(num_blocks) + " blocks of " + std::to_string(block_size) +
+                  " bytes are in use (the pool has a fixed capacity)";
+  return report;
 }
 
 }  // namespace rmm::mr::detail

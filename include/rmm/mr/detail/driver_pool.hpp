@@ -17,6 +17,7 @@
 #include <rmm/detail/export.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/device_binding.hpp>
+#include <rmm/mr/detail/driver_pool_oom.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 
 #include <cuda_runtime_api.h>
@@ -173,13 +174,6 @@ class pool_limit {
   return requested & ~supported;
 }
 
-/// @brief "0x..." for a pool handle in messages.
-[[nodiscard]] inline std::string pool_address(cudaMemPool_t pool) {
-  std::ostringstream out;
-  out << static_cast<void const*>(pool);
-  return out.str();
-}
-
 // --- the process-wide map pool -> pool_limit (defined once, in librmm) ---------------------------
 
 /**
@@ -268,18 +262,22 @@ class pool_guard {
     return pool;
   }
   rmm::detail::clear_last_cuda_error();
-  std::string const reason = std::string{resource_name} + ": cudaMemPoolCreate " + what +
-                             " with export handle type " +
-                             handle_type_names(static_cast<int>(props.handleTypes)) + " returned " +
-                             cudaGetErrorName(status) + ": " + cudaGetErrorString(status);
+  std::string const call = "cudaMemPoolCreate " + what + " with export handle type " +
+                           handle_type_names(static_cast<int>(props.handleTypes)) + " returned " +
+                           cudaGetErrorName(status) + ": " + cudaGetErrorString(status);
+  std::string const reason = std::string{resource_name} + ": " + call;
   if (status == cudaErrorNotSupported || status == cudaErrorNotPermitted) {
     RMM_FAIL(reason +
              ((props.handleTypes & cudaMemHandleTypeFabric) != 0
                   ? " (fabric handles need an IMEX channel under /dev/nvidia-caps-imex-channels)"
                   : ""));
   }
-  if (status == cudaErrorMemoryAllocation) {
-    RMM_FAIL(reason, rmm::out_of_memory);
+  if (status == cudaErrorMemoryAllocation) {  // not a request: requested_bytes stays 0
+    bool const on_device = props.location.type == cudaMemLocationTypeDevice;
+    out_of_memory_report report =
+        pool_oom_report(resource_name, 0, std::nullopt, on_device ? props.location.id : -1);
+    report.reason = call;
+    throw rmm::out_of_memory{std::move(report)};
   }
   RMM_FAIL(reason, rmm::cuda_error);
 }
@@ -309,30 +307,6 @@ inline void enable_device_access(cudaMemPool_t pool, int device) {
   RMM_CUDA_TRY(cudaMemPoolSetAccess(pool, &desc, 1));
 }
 
-/**
- * @brief "device D: free F of T bytes" for out-of-memory messages (the current device when
- * @p device is negative). Never throws for CUDA failures; clears the error slot.
- */
-[[nodiscard]] inline std::string device_memory_note(int device) {
-  int current{-1};
-  if (cudaGetDevice(&current) != cudaSuccess) {
-    rmm::detail::clear_last_cuda_error();
-  }
-  int const dev      = device >= 0 ? device : current;
-  std::string prefix = (device >= 0 ? "device " : "current device ") + std::to_string(dev);
-  try {
-    cuda_set_device_raii const guard{cuda_device_id{dev}};
-    std::size_t free{};
-    std::size_t total{};
-    if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
-      return prefix + " free " + std::to_string(free) + " of " + std::to_string(total) + " bytes";
-    }
-  } catch (std::exception const&) {
-  }
-  rmm::detail::clear_last_cuda_error();
-  return prefix + " (free memory unknown)";
-}
-
 /// @brief Physical memory of the host in bytes (sysconf); 0 if unknown.
 [[nodiscard]] inline std::size_t host_physical_memory() noexcept {
   long const pages = ::sysconf(_SC_PHYS_PAGES);
@@ -341,34 +315,6 @@ inline void enable_device_access(cudaMemPool_t pool, int device) {
     return 0;
   }
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(size);
-}
-
-/**
- * @brief Primes @p pool: allocates @p bytes from it on the default stream and frees them, then
- * waits for both, so that the pool reserves the memory (and keeps it if its release threshold
- * allows).
- * @throws rmm::out_of_memory (naming the size and the device's free memory) if the memory cannot
- * be had, rmm::bad_alloc or rmm::cuda_error for other CUDA failures.
- */
-inline void prime_pool(cudaMemPool_t pool,
-                       std::size_t bytes,
-                       char const* resource_name,
-                       int device) {
-  void* ptr{nullptr};
-  cudaError_t const status = cudaMallocFromPoolAsync(&ptr, bytes, pool, cuda_stream_default);
-  if (status != cudaSuccess) {
-    rmm::detail::clear_last_cuda_error();
-    std::string const msg = std::string{resource_name} +
-                            ": priming the pool with initial_pool_size " + std::to_string(bytes) +
-                            " bytes: cudaMallocFromPoolAsync returned " + cudaGetErrorName(status) +
-                            "; " + device_memory_note(device);
-    if (status == cudaErrorMemoryAllocation) {
-      throw rmm::out_of_memory{msg};
-    }
-    throw rmm::bad_alloc{msg};
-  }
-  RMM_CUDA_TRY(cudaFreeAsync(ptr, cuda_stream_default));
-  cuda_stream_default.synchronize();
 }
 
 // --- the core every driver-pool resource holds ---------------------------------------------------
@@ -427,8 +373,9 @@ class driver_pool_core {
    * @brief cudaMallocFromPoolAsync of @p bytes on @p stream, within the limit.
    * @throws rmm::logic_error for a bad alignment or when there is no pool.
    * @throws rmm::out_of_memory if the limit or the pool's max_size would be exceeded, or CUDA
-   * reports out-of-memory; the message gives the request, the pool's used and reserved bytes,
-   * its limit and the device's free memory.
+   * reports out-of-memory; its report() gives the request, the pool's reserved, used and free
+   * bytes, its limit or max_size (maximum), the stream and the device with its memory
+   * (driver_pool_oom.hpp).
    * @throws rmm::bad_alloc for any other CUDA failure.
    */
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) const {
@@ -441,23 +388,18 @@ class driver_pool_core {
       check_device(device_, name_, "allocate", stream.get());  // debug builds only
     }
     if (max_size_ != 0 && bytes > max_size_) {
-      throw rmm::out_of_memory(std::string{name_} + ": cannot allocate " + std::to_string(bytes) +
-                               " bytes: larger than the pool's max_size of " +
-                               std::to_string(max_size_) + " bytes; " + device_memory_note(-1));
+      throw_above_max_size(name_, pool_, bytes, stream.get(), device_, max_size_);
     }
     std::size_t observed{0};
     if (!limit_->try_acquire(bytes, observed)) {
-      throw rmm::out_of_memory(std::string{name_} + ": cannot allocate " + std::to_string(bytes) +
-                               " bytes: the limit of " + std::to_string(limit_->limit()) +
-                               " bytes would be exceeded (" + std::to_string(observed) +
-                               " bytes used through this library's resources over pool " +
-                               pool_address(pool_) + "); " + device_memory_note(device_));
+      throw_above_limit(name_, pool_, bytes, stream.get(), device_, limit_->limit(), observed);
     }
     void* ptr{nullptr};
     cudaError_t const status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, stream.get());
     if (status != cudaSuccess) {
       limit_->release(bytes);
-      throw_allocation_error(status, bytes);
+      throw_pool_allocation_error(
+          status, name_, pool_, bytes, stream.get(), device_, limit_->limit(), max_size_);
     }
     return ptr;
   }
@@ -567,33 +509,6 @@ class driver_pool_core {
     }
     cuda_set_device_raii const guard{cuda_device_id{device_}};
     return available_device_memory().second;
-  }
-
-  [[noreturn]] void throw_allocation_error(cudaError_t status, std::size_t bytes) const {
-    rmm::detail::clear_last_cuda_error();
-    std::string msg = std::string{name_} + ": cudaMallocFromPoolAsync returned " +
-                      cudaGetErrorName(status) + " (" + cudaGetErrorString(status) +
-                      "): cannot allocate " + std::to_string(bytes) + " bytes from pool " +
-                      pool_address(pool_) + ": ";
-    std::uint64_t used{0};
-    std::uint64_t reserved{0};
-    if (cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
-        cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved) ==
-            cudaSuccess) {
-      msg += "pool used " + std::to_string(used) + " bytes, reserved " + std::to_string(reserved) +
-             " bytes, ";
-    }
-    rmm::detail::clear_last_cuda_error();
-    std::size_t const limit = limit_->limit();
-    msg += limit == 0 ? std::string{"no limit"} : "limit " + std::to_string(limit) + " bytes";
-    if (max_size_ != 0) {
-      msg += ", max_size " + std::to_string(max_size_) + " bytes";
-    }
-    msg += "; " + device_memory_note(device_);
-    if (status == cudaErrorMemoryAllocation) {
-      throw rmm::out_of_memory{msg};
-    }
-    throw rmm::bad_alloc{msg};
   }
 
   cudaMemPool_t pool_{nullptr};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <rmm/aligned.hpp>
+#include <rmm/detail/oom_report.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/free_list_diagnostics.hpp>
 #include <rmm/mr/detail/tlsf_free_list.hpp>
@@ -238,7 +239,7 @@ class expandable_range {
       }
       return true;
     } catch (std::exception const& e) {
-      error = std::string{"growing the virtual range failed: "} + e.what();
+      error = "growing the virtual range failed: " + rmm::detail::upstream_failure(e);
       return false;
     }
   }

@@ -21,7 +21,7 @@ namespace rmm::mr::detail {
  * free_block, tag_may_fit, retag, tag_free_bytes), implemented over `Derived::free_list_`, a
  * fixed_size_free_list whose block size is the distance between blocks. Derived also provides
  * `static constexpr char const* name` for log messages, befriends this class, and adds the
- * hooks that differ (grow, release_free_upstream, describe_oom). Called with the core's lock
+ * hooks that differ (grow, release_free_upstream, oom_report). Called with the core's lock
  * held, like every hook.
  */
 template <typename Derived>

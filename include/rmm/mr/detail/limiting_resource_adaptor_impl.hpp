@@ -5,6 +5,7 @@
 #pragma once
 
 #include <rmm/aligned.hpp>
+#include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/shared_state.hpp>
 #include <rmm/mr/detail/stream_resource_base.hpp>
@@ -13,10 +14,10 @@
 #include <cuda/memory_resource>
 #include <cuda/stream_ref>
 
-#include <cuda_runtime_api.h>
-
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -42,7 +43,7 @@ class limiting_resource_adaptor_impl : public stream_resource_base<limiting_reso
   ~limiting_resource_adaptor_impl()                                                = default;
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
-    std::size_t const charged = reserve(bytes);
+    std::size_t const charged = reserve(bytes, reinterpret_cast<std::uintptr_t>(stream.get()));
     try {
       return upstream_.allocate(stream, bytes, alignment);
     } catch (...) {
@@ -62,7 +63,7 @@ class limiting_resource_adaptor_impl : public stream_resource_base<limiting_reso
   // The synchronous forms go to the upstream's synchronous forms: see
   // statistics_resource_adaptor_impl for why.
   void* allocate_sync(std::size_t bytes, std::size_t alignment) {
-    std::size_t const charged = reserve(bytes);
+    std::size_t const charged = reserve(bytes, std::nullopt);
     try {
       return upstream_.allocate_sync(bytes, alignment);
     } catch (...) {
@@ -92,8 +93,9 @@ class limiting_resource_adaptor_impl : public stream_resource_base<limiting_reso
  private:
   // Charges the request, rounded up to the adaptor's alignment, against the limit before the
   // upstream is asked, so that concurrent requests can never overshoot it together. Throws
-  // out_of_memory (charging nothing) if it does not fit.
-  std::size_t reserve(std::size_t bytes) {
+  // out_of_memory (charging nothing) if it does not fit: its report gives the bytes in use (used),
+  // the limit (maximum), the stream of a stream-ordered request and the current device.
+  std::size_t reserve(std::size_t bytes, std::optional<std::uintptr_t> stream) {
     std::size_t in_use = allocated_bytes_.load();
     if (bytes <= max_request()) {
       std::size_t const charged = rmm::align_up(bytes, alignment_);
@@ -103,14 +105,20 @@ class limiting_resource_adaptor_impl : public stream_resource_base<limiting_reso
         }
       }
     }
+    out_of_memory_report report;
+    report.resource        = name;
+    report.requested_bytes = bytes;
     // RMM's text first ("Exceeded memory limit (failed to allocate 1.953125 KiB)"), then ours.
-    RMM_FAIL("Exceeded memory limit (failed to allocate " + format_bytes(bytes) + "); " + name +
-                 ": cannot allocate " + std::to_string(bytes) +
-                 " bytes with an allocation limit of " + std::to_string(allocation_limit_) +
-                 " bytes and " + std::to_string(in_use) +
-                 " bytes in use (sizes count rounded up to multiples of " +
-                 std::to_string(alignment_) + " bytes)" + device_suffix(),
-             rmm::out_of_memory);
+    report.reason = "Exceeded memory limit (failed to allocate " + format_bytes(bytes) +
+                    "): the allocation limit of " + std::to_string(allocation_limit_) +
+                    " bytes would be exceeded with " + std::to_string(in_use) +
+                    " bytes in use (sizes count rounded up to multiples of " +
+                    std::to_string(alignment_) + " bytes)";
+    report.used_bytes    = in_use;
+    report.maximum_bytes = allocation_limit_;
+    report.stream        = stream;
+    rmm::detail::add_device_memory(report);
+    throw rmm::out_of_memory{std::move(report)};
   }
 
   // A size in the largest binary unit that leaves at most 1024 of it, as RMM writes sizes
@@ -128,15 +136,6 @@ class limiting_resource_adaptor_impl : public stream_resource_base<limiting_reso
 
   // The largest request whose rounding up does not wrap around.
   [[nodiscard]] std::size_t max_request() const noexcept { return ~std::size_t{0} - alignment_; }
-
-  static std::string device_suffix() {
-    int device{-1};
-    if (cudaGetDevice(&device) != cudaSuccess) {
-      rmm::detail::clear_last_cuda_error();
-      return {};
-    }
-    return " [device " + std::to_string(device) + "]";
-  }
 
   upstream_t mutable upstream_;
   std::size_t allocation_limit_;

@@ -8,6 +8,8 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/detail/alignment_checks.hpp>
+#include <rmm/detail/oom_device_info.hpp>
+#include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/device_binding.hpp>
 #include <rmm/mr/detail/piece_map.hpp>
@@ -81,8 +83,7 @@ class pool_memory_resource_impl : private device_binding,
       return nullptr;
     }
     if (bytes > max_request) {
-      throw rmm::out_of_memory(std::string{name} + ": cannot allocate " + std::to_string(bytes) +
-                               " bytes: larger than any pool can hold");
+      throw_too_large(stream, bytes);
     }
     std::size_t const rounded = align_up(bytes, CUDA_ALLOCATION_ALIGNMENT);
     if (!sharded_.load(std::memory_order_acquire)) {
@@ -96,7 +97,7 @@ class pool_memory_resource_impl : private device_binding,
     try {
       return s.allocate_rounded(stream, bytes, rounded);
     } catch (rmm::out_of_memory const& e) {
-      return after_shard_oom(s, stream, bytes, rounded, e.what());
+      return after_shard_oom(s, stream, bytes, rounded, e);
     }
   }
 
@@ -239,13 +240,30 @@ class pool_memory_resource_impl : private device_binding,
     return *children_[*owner - 1].load(std::memory_order_acquire);
   }
 
+  // A request no pool can hold (its rounding would wrap around): the pool's figures as they are.
+  [[noreturn]] void throw_too_large(cuda::stream_ref stream, std::size_t bytes) const {
+    out_of_memory_report report;
+    report.resource           = name;
+    report.requested_bytes    = bytes;
+    report.reason             = "larger than any pool can hold";
+    report.reserved_bytes     = pool_size();
+    report.free_bytes         = free_bytes();
+    report.largest_free_block = largest_free_block();
+    report.maximum_bytes      = maximum_pool_size();
+    report.stream             = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(report, bound_device());
+    throw rmm::out_of_memory(std::move(report));
+  }
+
   // A child could not serve a request, even after its own last resort: the other children give
-  // their free pieces back to the root, then the child and the root itself are tried again.
+  // their free pieces back to the root, then the child and the root itself are tried again. If
+  // both fail, the report is the root's (the pool's size, maximum, device and stream) with the
+  // free bytes and the largest free block of every shard, and both reasons.
   void* after_shard_oom(pool_shard& s,
                         cuda::stream_ref stream,
                         std::size_t bytes,
                         std::size_t rounded,
-                        std::string const& first) {
+                        rmm::out_of_memory const& first) {
     for_each_child([&](pool_shard& c) {
       if (&c != &s) {
         c.release();
@@ -258,14 +276,25 @@ class pool_memory_resource_impl : private device_binding,
     try {
       return root_.allocate_rounded(stream, bytes, rounded);
     } catch (rmm::out_of_memory const& e) {
-      std::string const prefix = "out_of_memory: ";  // what() of each begins with it
-      auto const strip         = [&](std::string const& m) {
-        return m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m;
-      };
-      throw rmm::out_of_memory(strip(first) +
-                               "; after the other shards gave their free pieces back, the pool's "
-                               "root: " +
-                               strip(e.what()));
+      out_of_memory_report report;
+      if (e.report() != nullptr) {
+        report = *e.report();
+      } else {
+        report.resource        = name;
+        report.requested_bytes = bytes;
+      }
+      std::string const rounding = "(" + std::to_string(rounded) + " after rounding): ";
+      std::string root_reason =
+          e.report() != nullptr ? e.report()->reason : rmm::detail::oom_message(e);
+      if (root_reason.compare(0, rounding.size(), rounding) == 0) {
+        root_reason.erase(0, rounding.size());  // said once, by the shard's reason
+      }
+      report.reason =
+          (first.report() != nullptr ? first.report()->reason : rmm::detail::oom_message(first)) +
+          "; after the other shards gave their free pieces back, the pool's root: " + root_reason;
+      report.free_bytes         = free_bytes();
+      report.largest_free_block = largest_free_block();
+      throw rmm::out_of_memory(std::move(report));
     }
   }
 

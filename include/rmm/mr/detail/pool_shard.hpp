@@ -9,6 +9,7 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/expandable_range.hpp>
@@ -326,7 +327,8 @@ class pool_shard : public stream_ordered_core<pool_shard> {
     try {
       piece = parent_->allocate_rounded(stream, bytes, bytes);
     } catch (std::bad_alloc const& e) {
-      last_upstream_error_ = "borrowing " + std::to_string(bytes) + " bytes failed: " + e.what();
+      last_upstream_error_ = "borrowing " + std::to_string(bytes) +
+                             " bytes failed: " + rmm::detail::upstream_failure(e);
       return false;
     }
     auto const base = reinterpret_cast<std::uintptr_t>(piece);
@@ -363,8 +365,8 @@ class pool_shard : public stream_ordered_core<pool_shard> {
       }
       return true;
     } catch (std::bad_alloc const& e) {
-      last_upstream_error_ =
-          "upstream failed to allocate " + std::to_string(bytes) + " bytes: " + e.what();
+      last_upstream_error_ = "upstream failed to allocate " + std::to_string(bytes) +
+                             " bytes: " + rmm::detail::upstream_failure(e);
       return false;
     }
   }
@@ -395,23 +397,31 @@ class pool_shard : public stream_ordered_core<pool_shard> {
     }
   }
 
-  [[nodiscard]] std::string describe_oom(std::size_t requested, std::size_t rounded) const {
-    std::string max = maximum_ == std::numeric_limits<std::size_t>::max()
-                          ? std::string{"no maximum"}
-                          : "maximum " + std::to_string(maximum_) + " bytes";
+  // The report of the request that could not be served. The root reports the pool: its size
+  // (mapped bytes), free bytes, largest free block and maximum; a child reports its pieces (the
+  // pool's implementation merges the root's report in, see after_shard_oom). Lock held.
+  [[nodiscard]] out_of_memory_report oom_report(std::size_t requested, std::size_t rounded) const {
+    out_of_memory_report report;
+    report.resource        = name;
+    report.requested_bytes = requested;
+    report.reason          = "(" + std::to_string(rounded) + " after rounding): ";
     if (parent_ != nullptr) {
-      return std::string{name} + " (shard " + std::to_string(owner_) + "): cannot allocate " +
-             std::to_string(requested) + " bytes (" + std::to_string(rounded) +
-             " after rounding): the shard holds " + std::to_string(free_list_.total_bytes()) +
-             " bytes in pieces of the pool, free " + std::to_string(free_list_.free_bytes()) +
-             " bytes, largest free block " + std::to_string(free_list_.largest_free_block()) +
-             " bytes; " + last_upstream_error_;
+      report.reason += "no free block fits in shard " + std::to_string(owner_) + ", which holds " +
+                       std::to_string(free_list_.total_bytes()) + " bytes in pieces of the pool";
+    } else {
+      report.reason +=
+          "no free block fits in the pool size " + std::to_string(mapped_bytes()) + " bytes";
+      report.reserved_bytes = mapped_bytes();
+      if (maximum_ != std::numeric_limits<std::size_t>::max()) {
+        report.maximum_bytes = maximum_;
+      }
     }
-    return std::string{name} + ": cannot allocate " + std::to_string(requested) + " bytes (" +
-           std::to_string(rounded) + " after rounding): pool size " +
-           std::to_string(mapped_bytes()) + " bytes of " + max + ", free " +
-           std::to_string(free_list_.free_bytes()) + " bytes, largest free block " +
-           std::to_string(free_list_.largest_free_block()) + " bytes; " + last_upstream_error_;
+    if (!last_upstream_error_.empty()) {
+      report.reason += "; " + last_upstream_error_;
+    }
+    report.free_bytes         = free_list_.free_bytes() + batched_bytes();
+    report.largest_free_block = free_list_.largest_free_block();
+    return report;
   }
 
   std::optional<upstream_t> mutable upstream_;  // the root's only

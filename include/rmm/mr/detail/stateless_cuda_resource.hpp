@@ -31,8 +31,9 @@ class stateless_cuda_resource {
   /**
    * @brief Allocates at least @p bytes bytes. The stream argument is ignored.
    * @throws rmm::logic_error if @p alignment is not a power of two or exceeds 256.
-   * @throws rmm::out_of_memory if CUDA reports out-of-memory; the message gives the requested
-   * bytes, the device and its free memory.
+   * @throws rmm::out_of_memory if CUDA reports out-of-memory; its report() gives the resource,
+   * the requested bytes, the current device and its free and total memory, and the CUDA call and
+   * error.
    * @throws rmm::bad_alloc if the allocation fails for any other reason.
    */
   void* allocate([[maybe_unused]] cuda::stream_ref stream,

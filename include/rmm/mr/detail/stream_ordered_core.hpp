@@ -44,6 +44,7 @@
 #pragma once
 
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/free_batch.hpp>
 #include <rmm/mr/detail/spin_mutex.hpp>
@@ -63,6 +64,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rmm::mr::detail {
@@ -93,7 +95,11 @@ namespace rmm::mr::detail {
  *   nothing);
  * - optionally `void after_free(tag_t tag, cuda::stream_ref stream) noexcept`, called after each
  *   `free_block` with the freeing stream (the core's own does nothing);
- * - `std::string describe_oom(std::size_t requested, std::size_t rounded) const`.
+ * - `out_of_memory_report oom_report(std::size_t requested, std::size_t rounded) const`: the
+ *   report of a request that could not be served: the resource's name, @p requested, the reason
+ *   and its memory figures, and its device if it knows it (the core adds the free lists of the
+ *   streams to the reason, the stream, and the device, by default the current one, with its
+ *   memory, after releasing the lock).
  *
  * Tag 0 is memory that no stream owns (never handed out); stream slots use tags 1, 2, ...
  */
@@ -119,31 +125,36 @@ class stream_ordered_core {
         return *p;
       }
     }
-    std::lock_guard<spin_mutex> lock(mtx_);
-    tag_t const tag = slot_of(key);
-    if (auto p = derived().try_allocate(rounded, tag)) {
-      return *p;
-    }
-    if (auto p = from_unowned(rounded, tag)) {
-      return *p;
-    }
-    if (auto p = from_other_streams(key, rounded, tag)) {
-      return *p;
-    }
-    if (derived().grow(rounded, stream, tag)) {
+    std::optional<out_of_memory_report> report;  // made only on failure: nothing on the hot path
+    {
+      std::lock_guard<spin_mutex> lock(mtx_);
+      tag_t const tag = slot_of(key);
       if (auto p = derived().try_allocate(rounded, tag)) {
         return *p;
       }
+      if (auto p = from_unowned(rounded, tag)) {
+        return *p;
+      }
+      if (auto p = from_other_streams(key, rounded, tag)) {
+        return *p;
+      }
+      if (derived().grow(rounded, stream, tag)) {
+        if (auto p = derived().try_allocate(rounded, tag)) {
+          return *p;
+        }
+      }
+      if (auto p = last_resort(rounded, tag, stream)) {
+        return *p;
+      }
+      report.emplace(derived().oom_report(requested, rounded));
+      if (std::string const streams = describe_streams(); !streams.empty()) {
+        report->reason += "; streams with free lists: " + streams;
+      }
     }
-    if (auto p = last_resort(rounded, tag, stream)) {
-      return *p;
-    }
-    int device{-1};
-    cudaGetDevice(&device);
-    throw rmm::out_of_memory(derived().describe_oom(requested, rounded) + " [device " +
-                             std::to_string(device) + ", stream " +
-                             std::to_string(reinterpret_cast<std::uintptr_t>(key.handle)) +
-                             "; streams with free lists: " + describe_streams() + "]");
+    // Outside the lock: the device query may take a while.
+    report->stream = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(*report, report->device.value_or(-1));
+    throw rmm::out_of_memory(std::move(*report));
   }
 
   // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.

@@ -9,6 +9,7 @@
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/alignment_checks.hpp>
+#include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/device_binding.hpp>
@@ -105,12 +106,11 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     if (bytes == 0) {
       return nullptr;
     }
-    RMM_EXPECTS(bytes <= std::numeric_limits<std::size_t>::max() - granularity_,
-                std::string{name} + ": cannot allocate " + std::to_string(bytes) +
-                    " bytes: larger than any address range",
-                rmm::out_of_memory);
-    std::size_t const mapped = align_up(bytes, granularity_);
     std::lock_guard<std::mutex> lock(mtx_);
+    if (bytes > std::numeric_limits<std::size_t>::max() - granularity_) {
+      throw_out_of_memory(bytes, "larger than any address range", stream);
+    }
+    std::size_t const mapped = align_up(bytes, granularity_);
     deferred_.drain(false);
     cuda_set_device_raii guard{device_};
     CUdeviceptr base = reserve(std::max(mapped, reservation_));
@@ -120,17 +120,17 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
       base       = reserve(mapped);
     }
     if (base == 0) {
-      throw rmm::out_of_memory(report("cannot reserve " + std::to_string(mapped) +
-                                          " bytes of address space for " + std::to_string(bytes) +
-                                          " bytes",
-                                      last_error_));
+      throw_out_of_memory(
+          bytes,
+          std::to_string(mapped) + " bytes of address space cannot be reserved: " + last_error_,
+          stream);
     }
     if (!map_more(base, a, mapped)) {
       vmm_driver::get().mem_address_free(base, a.reserved);
-      throw rmm::out_of_memory(report("cannot allocate " + std::to_string(bytes) + " bytes (" +
-                                          std::to_string(mapped) +
-                                          " after rounding to the granularity)",
-                                      last_error_));
+      throw_out_of_memory(
+          bytes,
+          "(" + std::to_string(mapped) + " after rounding to the granularity): " + last_error_,
+          stream);
     }
     try {
       live_.try_emplace(base).first->second = std::move(a);
@@ -509,23 +509,31 @@ class virtual_memory_state : public stream_resource_base<virtual_memory_state> {
     return vmm_driver::get().mem_set_access(at, bytes, desc.data(), desc.size());
   }
 
-  [[nodiscard]] std::string report(std::string const& what, std::string const& why) const {
-    std::size_t free  = 0;
-    std::size_t total = 0;
-    {
-      cuda_set_device_raii guard{device_};
-      if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
-        cudaGetLastError();
-      }
+  // The report of a failed request (mtx_ held): the physical memory this resource maps
+  // (reserved) and hands out (used), the device with its memory, the stream; no free bytes or
+  // largest free block: what an allocation does not use of its granules serves no other one, and
+  // the largest block that can still be mapped is the device's free memory.
+  [[noreturn]] void throw_out_of_memory(std::size_t bytes,
+                                        std::string const& why,
+                                        cuda::stream_ref stream) const {
+    out_of_memory_report report;
+    report.resource        = name;
+    report.requested_bytes = bytes;
+    report.reserved_bytes  = counters_.mapped;
+    report.used_bytes      = counters_.used;
+    report.stream          = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(report, device_.value());
+    report.reason = why + "; this resource maps " + std::to_string(counters_.mapped) + " bytes (" +
+                    std::to_string(counters_.used) + " in use by " +
+                    std::to_string(counters_.allocations) + " allocations) and reserves " +
+                    std::to_string(counters_.reserved) + " bytes of address space";
+    if (report.device_free_bytes && report.device_total_bytes) {
+      report.reason += "; the device has " + std::to_string(*report.device_free_bytes) +
+                       " bytes free of " + std::to_string(*report.device_total_bytes) +
+                       " (physical memory needs no contiguity here: the largest block that can "
+                       "still be mapped is the free memory)";
     }
-    return std::string{name} + ": " + what + " on device " + std::to_string(device_.value()) +
-           ": " + why + "; this resource maps " + std::to_string(counters_.mapped) + " bytes (" +
-           std::to_string(counters_.used) + " in use by " + std::to_string(counters_.allocations) +
-           " allocations) and reserves " + std::to_string(counters_.reserved) +
-           " bytes of address space; the device has " + std::to_string(free) + " bytes free of " +
-           std::to_string(total) +
-           " (physical memory needs no contiguity here: the largest block that can still be "
-           "mapped is the free memory)";
+    throw rmm::out_of_memory{std::move(report)};
   }
 
   cuda_device_id device_;
