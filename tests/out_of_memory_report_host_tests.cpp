@@ -8,6 +8,7 @@
 #include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/out_of_memory_report.hpp>
+#include "utilities/oom_report_checks.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -23,17 +24,10 @@
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-namespace {
+using rmm::test::no_cuda_error_left;
+using rmm::test::report_of;
 
-// Without a device (or driver) the runtime reports its missing initialisation on every call, so
-// only a machine with a GPU can tell whether an error was left behind.
-bool no_cuda_error_left() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    return true;
-  }
-  return cudaGetLastError() == cudaSuccess;
-}
+namespace {
 
 rmm::out_of_memory_report full_report() {
   rmm::out_of_memory_report r;
@@ -50,19 +44,6 @@ rmm::out_of_memory_report full_report() {
   r.device_total_bytes = 200;
   r.stream             = 0x2a;
   return r;
-}
-
-// The report of an exception that `f` throws as rmm::out_of_memory (a copy; fails if none).
-template <typename F>
-rmm::out_of_memory_report report_of(F&& f) {
-  try {
-    f();
-  } catch (rmm::out_of_memory const& e) {
-    REQUIRE(e.report() != nullptr);
-    return *e.report();
-  }
-  FAIL("no rmm::out_of_memory");
-  return {};
 }
 
 // The device fields are all empty (no device) or name a device whose memory is known.

@@ -3,6 +3,7 @@
 // capacity) and checks the report's fields, and that the message is the report written out.
 // Tests tagged [expected_api_errors] make CUDA allocation calls fail on purpose (the sanitizer
 // run treats them apart, docs/gpu-testing.md).
+#include "../utilities/oom_report_checks.hpp"
 #include "../utilities/vmm_support.hpp"
 
 #include <rmm/cuda_device.hpp>
@@ -39,6 +40,9 @@
 #include <string>
 #include <vector>
 
+using rmm::test::no_cuda_error_left;
+using rmm::test::report_of;
+
 namespace {
 
 using Catch::Matchers::Contains;
@@ -46,20 +50,6 @@ using Catch::Matchers::StartsWith;
 using rmm::out_of_memory_report;
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
-
-// The report of the rmm::out_of_memory that `f` throws; its message must be the report's.
-template <typename F>
-out_of_memory_report report_of(F&& f) {
-  try {
-    f();
-  } catch (rmm::out_of_memory const& e) {
-    REQUIRE(e.report() != nullptr);
-    CHECK(std::string{e.what()} == "std::bad_alloc: out_of_memory: " + to_string(*e.report()));
-    return *e.report();
-  }
-  FAIL("no rmm::out_of_memory");
-  return {};
-}
 
 // A request on `stream` of `mr` that must fail; returns its report.
 template <typename R>

@@ -8,6 +8,7 @@
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/simulated_memory_resource.hpp>
 #include <rmm/out_of_memory_report.hpp>
+#include "../utilities/oom_report_checks.hpp"
 
 #include <cuda/stream_ref>
 
@@ -19,6 +20,9 @@
 #include <string>
 #include <vector>
 
+using rmm::test::no_cuda_error_left;
+using rmm::test::report_of;
+
 namespace {
 
 using Catch::Matchers::Contains;
@@ -28,19 +32,6 @@ using rmm::mr::simulated_memory_resource;
 constexpr std::size_t MiB   = std::size_t{1} << 20U;
 constexpr std::size_t align = 256;
 cuda::stream_ref const stream{cudaStream_t{nullptr}};
-
-template <typename F>
-rmm::out_of_memory_report report_of(F&& f) {
-  try {
-    f();
-  } catch (rmm::out_of_memory const& e) {
-    REQUIRE(e.report() != nullptr);
-    CHECK(std::string{e.what()} == "std::bad_alloc: out_of_memory: " + to_string(*e.report()));
-    return *e.report();
-  }
-  FAIL("no rmm::out_of_memory");
-  return {};
-}
 
 // The device fields: empty without a GPU; on a machine with one, the current device's.
 void check_device_fields(rmm::out_of_memory_report const& r) {

@@ -8,6 +8,7 @@
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/driver_pool_oom.hpp>
+#include "../../utilities/oom_report_checks.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -18,32 +19,13 @@
 #include <optional>
 #include <string>
 
-namespace {
+using rmm::test::no_cuda_error_left;
+using rmm::test::report_of;
 
-// Without a device (or driver) the runtime reports its missing initialisation on every call, so
-// only a machine with a GPU can tell whether an error was left behind.
-bool no_cuda_error_left() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    return true;
-  }
-  return cudaGetLastError() == cudaSuccess;
-}
+namespace {
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
-
-template <typename F>
-rmm::out_of_memory_report report_of(F&& f) {
-  try {
-    f();
-  } catch (rmm::out_of_memory const& e) {
-    REQUIRE(e.report() != nullptr);
-    return *e.report();
-  }
-  FAIL("no rmm::out_of_memory");
-  return {};
-}
 
 cudaStream_t const fake_stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1234});
 
