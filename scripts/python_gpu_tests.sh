@@ -25,6 +25,8 @@ mkdir -p "$out"
 python=${PYTHON:-python3}
 failed=0
 
+# RMM_PY_LOG_ONLY=1: only the logged run and its replay below (a short device call).
+if [ "${RMM_PY_LOG_ONLY:-0}" != 1 ]; then
 echo "=== torch_training_test (library $RMM_C_LIBRARY)"
 "$python" "$root/tests/python/torch_training_test.py" --steps "${RMM_PY_STEPS:-30}" \
   --json "$out/torch_training.json" 2>"$out/torch_training.stderr" | tee "$out/torch_training.md"
@@ -34,6 +36,7 @@ echo "=== cupy_workload_test"
 "$python" "$root/tests/python/cupy_workload_test.py" --json "$out/cupy_workload.json" \
   2>"$out/cupy_workload.stderr" | tee "$out/cupy_workload.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { failed=$((failed + 1)); tail -n 20 "$out/cupy_workload.stderr"; }
+fi
 
 # Issue 13, item 4: the PyTorch test with logging on (RMM_C_LOG) writes an allocation log that
 # rmm-replay replays (through the real resources, with the capacity search). A short run.
