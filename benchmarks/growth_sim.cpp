@@ -11,7 +11,7 @@
 //     growable virtual range): free space never splits between chunks.
 // The simulation reproduces the H100 measurement of the current policy (4096 MiB reserved for
 // 2822 MiB live on resnet50_train), so its other rows are predictions for the GPU benchmark.
-#include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -11,7 +11,7 @@
  */
 #include "fuzz_input.hpp"
 
-#include <rmm/mr/detail/address_ordered_free_list.hpp>
+#include <rmm/mr/detail/algorithms/address_ordered_free_list.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -11,7 +11,7 @@
 #include "../tests/mr/detail/arena_ticket_model.hpp"
 #include "fuzz_input.hpp"
 
-#include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -13,8 +13,8 @@
 #include "../tests/mr/detail/bitmap_stream_arena_model.hpp"
 #include "fuzz_input.hpp"
 
-#include <rmm/mr/detail/arena.hpp>
-#include <rmm/mr/detail/bitmap_stream_arena.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/bitmap_stream_arena.hpp>
 
 #include <cstddef>
 #include <cstdint>

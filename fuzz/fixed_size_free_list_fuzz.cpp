@@ -15,7 +15,7 @@
  */
 #include "fuzz_input.hpp"
 
-#include <rmm/mr/detail/fixed_size_free_list.hpp>
+#include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
 
 #include <algorithm>
 #include <array>

@@ -8,7 +8,7 @@
  */
 #include "fuzz_input.hpp"
 
-#include <rmm/mr/detail/free_batch.hpp>
+#include <rmm/mr/detail/algorithms/free_batch.hpp>
 
 #include <array>
 #include <cstddef>

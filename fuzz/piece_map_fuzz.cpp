@@ -8,7 +8,7 @@
  */
 #include "fuzz_input.hpp"
 
-#include <rmm/mr/detail/piece_map.hpp>
+#include <rmm/mr/detail/algorithms/piece_map.hpp>
 
 #include <cstddef>
 #include <cstdint>

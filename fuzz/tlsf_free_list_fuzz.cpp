@@ -39,7 +39,7 @@
  */
 #include "fuzz_input.hpp"
 
-#include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
 #include <algorithm>
 #include <array>

@@ -10,7 +10,7 @@
 #include <rmm/aligned.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/aligned_resource_adaptor.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/mr/simulated_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 

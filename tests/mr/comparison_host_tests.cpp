@@ -7,7 +7,7 @@
 #include <rmm/cuda_stream.hpp>
 #include <rmm/mr/cuda_async_view_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
-#include <rmm/mr/detail/on_device_resource.hpp>
+#include <rmm/mr/detail/mechanics/on_device_resource.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
 #include <rmm/mr/polymorphic_allocator.hpp>

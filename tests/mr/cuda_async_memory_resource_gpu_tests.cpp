@@ -1,6 +1,6 @@
 // cuda_async_memory_resource: construction and its defaults, priming, the release threshold,
 // export handle types, and the statistics, peaks, limits and trimming that every driver-pool
-// resource shares (detail/driver_pool.hpp), observed through the pool's attributes.
+// resource shares (detail/mechanics/driver_pool.hpp), observed through the pool's attributes.
 #include "../utilities/device_kernels.hpp"
 #include "../utilities/messages.hpp"
 

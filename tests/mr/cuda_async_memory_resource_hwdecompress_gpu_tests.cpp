@@ -8,7 +8,7 @@
 #include <rmm/detail/runtime_capabilities.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // handles to shared limits.
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_pinned_memory_resource.hpp>
-#include <rmm/mr/detail/driver_pool.hpp>
+#include <rmm/mr/detail/mechanics/driver_pool.hpp>
 #include "../utilities/messages.hpp"
 
 #include <catch2/catch.hpp>

@@ -3,8 +3,8 @@
 // (the maximum, a failing upstream, a request no pool can hold, a sharded pool) and every field.
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/pool_memory_resource_impl.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/pool_memory_resource_impl.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/simulated_memory_resource.hpp>
 #include <rmm/out_of_memory_report.hpp>

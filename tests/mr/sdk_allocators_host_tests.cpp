@@ -5,8 +5,8 @@
  * the block pool's layout and messages, and sam_headroom_memory_resource's headroom arithmetic.
  */
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/block_pool_layout.hpp>
-#include <rmm/mr/detail/sam_headroom.hpp>
+#include <rmm/mr/detail/algorithms/block_pool_layout.hpp>
+#include <rmm/mr/detail/algorithms/sam_headroom.hpp>
 #include <rmm/mr/device_host_pool_pair.hpp>
 #include <rmm/mr/pool_size_strings.hpp>
 #include <rmm/mr/storage_type.hpp>

@@ -7,8 +7,8 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/aligned_resource_adaptor_impl.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/aligned_resource_adaptor_impl.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>

@@ -3,7 +3,7 @@
  * @brief A suballocator that emphasizes fragmentation avoidance and scalable concurrency support:
  * a fixed global arena cut into superblocks, and one arena per stream suballocating them.
  *
- * Stream contract (see detail/arena.md for the full argument):
+ * Stream contract (see detail/algorithms/arena.md for the full argument):
  * - A block freed on stream S is immediately reusable by allocations on S, with no CUDA call:
  *   work on S is ordered, so the next user of the block runs after the previous one.
  * - Memory only moves between streams as whole superblocks through the global arena. When stream
@@ -20,7 +20,7 @@
  *   superblock of every arena returned and the request retried once; (3) rmm::out_of_memory is
  *   thrown (after logging a dump if dump_log_on_failure), whose report() gives the arena size
  *   (reserved and maximum), the free bytes and largest free block over every arena, the stream
- *   and the device (detail/arena_oom.hpp). The global arena never grows.
+ *   and the device (detail/mechanics/arena_oom.hpp). The global arena never grows.
  * - The resource only ever names the stream passed to the current call (or the legacy default
  *   stream): a stream may be destroyed once the work on its blocks is done; it is never used
  *   again by the resource unless a new stream gets the same handle (see arena.md, limits).
@@ -35,10 +35,10 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
-#include <rmm/mr/detail/arena.hpp>
-#include <rmm/mr/detail/arena_oom.hpp>
-#include <rmm/mr/detail/device_binding.hpp>
-#include <rmm/mr/detail/stream_key.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/mechanics/arena_oom.hpp>
+#include <rmm/mr/detail/mechanics/device_binding.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -418,7 +418,7 @@ class arena_state : private device_binding {
     global_->clear_tickets();
   }
 
-  // The report (detail/arena_oom.hpp) over the global and every stream arena; with
+  // The report (detail/mechanics/arena_oom.hpp) over the global and every stream arena; with
   // dump_log_on_failure, the arenas' state goes to the log first.
   [[noreturn]] void fail(std::size_t bytes, cuda::stream_ref stream, char const* why) {
     arena_figures figures{global_->size(), 0, 0};
@@ -525,7 +525,7 @@ class arena_memory_resource_impl {
  *
  * The global arena is one upstream allocation of fixed size made at construction; it never grows.
  * Sizes are rounded up to 256 bytes; every block is 256-byte aligned. The stream-ordering
- * contract is described at the top of this header and in detail/arena.md.
+ * contract is described at the top of this header and in detail/algorithms/arena.md.
  *
  * This class is copyable and shares ownership of its internal state via
  * cuda::mr::shared_resource.

@@ -8,9 +8,9 @@
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/device_binding.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
-#include <rmm/mr/detail/stream_resource_base.hpp>
+#include <rmm/mr/detail/mechanics/device_binding.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/stream_resource_base.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 

@@ -12,14 +12,14 @@
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
-#include <rmm/mr/detail/block_pool_layout.hpp>
-#include <rmm/mr/detail/device_binding.hpp>
-#include <rmm/mr/detail/fixed_size_core_hooks.hpp>
-#include <rmm/mr/detail/fixed_size_free_list.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
-#include <rmm/mr/detail/storage_resource.hpp>
-#include <rmm/mr/detail/stream_ordered_core.hpp>
-#include <rmm/mr/detail/stream_resource_base.hpp>
+#include <rmm/mr/detail/algorithms/block_pool_layout.hpp>
+#include <rmm/mr/detail/mechanics/device_binding.hpp>
+#include <rmm/mr/detail/mechanics/fixed_size_core_hooks.hpp>
+#include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/storage_resource.hpp>
+#include <rmm/mr/detail/mechanics/stream_ordered_core.hpp>
+#include <rmm/mr/detail/mechanics/stream_resource_base.hpp>
 #include <rmm/mr/storage_type.hpp>
 #include <rmm/process_is_exiting.hpp>
 
@@ -210,7 +210,7 @@ class block_memory_pool_resource_impl
  * serves, the pool's device with its memory, and the stream. The allocation goes back
  * when the last copy is destroyed (unless rmm::process_is_exiting()).
  *
- * Stream semantics are those of fixed_size_memory_resource (detail/stream_ordered_core.hpp): a
+ * Stream semantics are those of fixed_size_memory_resource (detail/mechanics/stream_ordered_core.hpp): a
  * block freed on a stream is reused on that stream at once, with no CUDA call; another stream
  * reuses it after waiting on an event recorded at the free; when no block is free, the device is
  * synchronised once and blocks freed on any stream are taken before giving up. Host code that

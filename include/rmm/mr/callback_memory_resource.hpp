@@ -7,7 +7,7 @@
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/stream_resource_base.hpp>
+#include <rmm/mr/detail/mechanics/stream_resource_base.hpp>
 
 #include <cuda/memory_resource>
 #include <cuda/std/utility>

@@ -7,9 +7,9 @@
 
 #include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/driver_pool.hpp>
-#include <rmm/mr/detail/driver_pool_interface.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/driver_pool.hpp>
+#include <rmm/mr/detail/mechanics/driver_pool_interface.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 
 #include <cuda_runtime_api.h>
 #include <cuda/memory_resource>

@@ -9,9 +9,9 @@
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/runtime_capabilities.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/driver_pool.hpp>
-#include <rmm/mr/detail/driver_pool_interface.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/driver_pool.hpp>
+#include <rmm/mr/detail/mechanics/driver_pool_interface.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/process_is_exiting.hpp>
 
 #include <cuda_runtime_api.h>

@@ -11,8 +11,8 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
-#include <rmm/mr/detail/on_device_resource.hpp>
-#include <rmm/mr/detail/storage_resource.hpp>
+#include <rmm/mr/detail/mechanics/on_device_resource.hpp>
+#include <rmm/mr/detail/mechanics/storage_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/pool_size_strings.hpp>

@@ -11,12 +11,12 @@
 #include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
-#include <rmm/mr/detail/device_binding.hpp>
-#include <rmm/mr/detail/fixed_size_core_hooks.hpp>
-#include <rmm/mr/detail/fixed_size_free_list.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
-#include <rmm/mr/detail/stream_ordered_core.hpp>
-#include <rmm/mr/detail/stream_resource_base.hpp>
+#include <rmm/mr/detail/mechanics/device_binding.hpp>
+#include <rmm/mr/detail/mechanics/fixed_size_core_hooks.hpp>
+#include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/stream_ordered_core.hpp>
+#include <rmm/mr/detail/mechanics/stream_resource_base.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -203,7 +203,7 @@ class fixed_size_memory_resource_impl
  * construction and one more each time every block is in use; all chunks go back upstream when
  * the last copy is destroyed (unless rmm::process_is_exiting()).
  *
- * Stream semantics as for pool_memory_resource (see detail/stream_ordered_core.hpp): a block
+ * Stream semantics as for pool_memory_resource (see detail/mechanics/stream_ordered_core.hpp): a block
  * freed on a stream is reused on that stream at once; other streams take it after an event wait.
  * When every block is in use and a new chunk cannot be had, rmm::out_of_memory's report() gives
  * the request, the bytes held (reserved), used and free, the largest request a free block serves,

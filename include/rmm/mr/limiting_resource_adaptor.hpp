@@ -5,8 +5,8 @@
 #pragma once
 
 #include <rmm/aligned.hpp>
-#include <rmm/mr/detail/limiting_resource_adaptor_impl.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/limiting_resource_adaptor_impl.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>

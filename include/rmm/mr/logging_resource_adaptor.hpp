@@ -5,8 +5,8 @@
 #pragma once
 
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/logging_resource_adaptor_impl.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/logging_resource_adaptor_impl.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>

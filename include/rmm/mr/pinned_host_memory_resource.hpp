@@ -6,7 +6,7 @@
 #pragma once
 
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/stateless_cuda_resource.hpp>
+#include <rmm/mr/detail/mechanics/stateless_cuda_resource.hpp>
 
 #include <cuda_runtime_api.h>
 #include <cuda/memory_resource>

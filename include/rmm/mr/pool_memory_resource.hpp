@@ -9,8 +9,8 @@
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
-#include <rmm/mr/detail/pool_memory_resource_impl.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/pool_memory_resource_impl.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/mr/memory_snapshot.hpp>
 #include <rmm/mr/virtual_memory_resource.hpp>
 #include <rmm/process_is_exiting.hpp>
@@ -39,7 +39,7 @@ namespace rmm::mr {
  *
  * The pool grows from its upstream on demand and gives everything back when the last copy is
  * destroyed (unless rmm::process_is_exiting()). Free space is indexed by a two-level segregated
- * fit free list (detail/tlsf_free_list.hpp): O(1) allocation and coalescing deallocation.
+ * fit free list (detail/algorithms/tlsf_free_list.hpp): O(1) allocation and coalescing deallocation.
  *
  * Growth depends on the upstream:
  * - Over a `virtual_memory_resource` (detected at construction, also inside an `any_resource`)
@@ -53,7 +53,7 @@ namespace rmm::mr {
  *   and an eighth of the pool's size, never beyond `maximum_pool_size` (falling back to exactly
  *   the request near it).
  *
- * Stream semantics (see detail/stream_ordered_core.hpp): memory freed on a stream is reused on
+ * Stream semantics (see detail/mechanics/stream_ordered_core.hpp): memory freed on a stream is reused on
  * that stream at once with no CUDA call; other streams reuse it after an event wait; device-wide
  * synchronisation happens only as a last resort before reporting out-of-memory. Streams on which
  * memory was freed must outlive the pool or be synchronised before they are destroyed.
@@ -72,7 +72,7 @@ namespace rmm::mr {
  * trades some memory (each shard's free space serves its own streams first) for throughput that
  * grows with threads; memory free in one shard serves another after a device synchronisation,
  * when memory runs out. `pool_size()` counts every byte taken from upstream, `free_bytes()` and
- * `largest_free_block()` every shard's. See detail/pool_shards.md. Also, this class is compatible
+ * `largest_free_block()` every shard's. See detail/mechanics/pool_shards.md. Also, this class is compatible
  * with CUDA per-thread default stream.
  *
  * This class is copyable and shares ownership of its internal state, allowing multiple instances

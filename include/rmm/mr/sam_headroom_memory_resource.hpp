@@ -12,8 +12,8 @@
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/sam_headroom.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
+#include <rmm/mr/detail/algorithms/sam_headroom.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 
 #include <cuda_runtime_api.h>

@@ -9,7 +9,7 @@
 #include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
-#include <rmm/mr/detail/storage_resource.hpp>
+#include <rmm/mr/detail/mechanics/storage_resource.hpp>
 #include <rmm/mr/pool_size_strings.hpp>
 
 #include <cstddef>

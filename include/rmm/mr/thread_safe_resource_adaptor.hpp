@@ -5,8 +5,8 @@
  */
 #pragma once
 
-#include <rmm/mr/detail/shared_state.hpp>
-#include <rmm/mr/detail/thread_safe_resource_adaptor_impl.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/thread_safe_resource_adaptor_impl.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>

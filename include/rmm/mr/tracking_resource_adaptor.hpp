@@ -4,8 +4,8 @@
  */
 #pragma once
 
-#include <rmm/mr/detail/shared_state.hpp>
-#include <rmm/mr/detail/tracking_resource_adaptor_impl.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/tracking_resource_adaptor_impl.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>

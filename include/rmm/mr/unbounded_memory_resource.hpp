@@ -8,7 +8,7 @@
 #include <rmm/aligned.hpp>
 #include <rmm/detail/alignment_checks.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/storage_resource.hpp>
+#include <rmm/mr/detail/mechanics/storage_resource.hpp>
 #include <rmm/mr/storage_type.hpp>
 
 #include <cuda/memory_resource>

@@ -8,8 +8,8 @@
 
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream_view.hpp>
-#include <rmm/mr/detail/shared_state.hpp>
-#include <rmm/mr/detail/virtual_memory_state.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/virtual_memory_state.hpp>
 
 #include <cuda/memory_resource>
 #include <cuda/std/utility>

@@ -1,6 +1,6 @@
 // The map from a CUDA memory pool to the limit that this library's resources over it share: one
 // per process.
-#include <rmm/mr/detail/driver_pool.hpp>
+#include <rmm/mr/detail/mechanics/driver_pool.hpp>
 
 #include <memory>
 #include <mutex>

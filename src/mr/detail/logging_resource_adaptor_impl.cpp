@@ -7,7 +7,7 @@
 //   Stream  the cudaStream_t as an ostream writes a pointer in hex: "0" for the default stream,
 //           0x... otherwise (0x1 legacy, 0x2 per-thread)
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/logging_resource_adaptor_impl.hpp>
+#include <rmm/mr/detail/mechanics/logging_resource_adaptor_impl.hpp>
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
 // Thread ids for per-thread default streams: one counter per process.
-#include <rmm/mr/detail/stream_key.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -3,7 +3,7 @@
  * @brief rmm::mr::detail::address_map against std::unordered_map over random operation
  * sequences (fixed seeds), including keys that collide in the low bits like block addresses.
  */
-#include <rmm/mr/detail/address_map.hpp>
+#include <rmm/mr/detail/algorithms/address_map.hpp>
 
 #include <catch2/catch.hpp>
 

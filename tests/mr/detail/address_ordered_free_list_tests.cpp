@@ -5,7 +5,7 @@
  */
 #include "free_list_test_helpers.hpp"
 
-#include <rmm/mr/detail/address_ordered_free_list.hpp>
+#include <rmm/mr/detail/algorithms/address_ordered_free_list.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -7,7 +7,7 @@
 #include "arena_ticket_model.hpp"
 #include "free_list_test_helpers.hpp"
 
-#include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // for.
 #pragma once
 
-#include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
 
 #include <algorithm>
 #include <cstddef>

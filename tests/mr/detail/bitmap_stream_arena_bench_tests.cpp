@@ -6,8 +6,8 @@
  *
  *   rmm_host_tests "[bench]" -s   (or: rmm_host_tests "stream arena micro-benchmark")
  */
-#include <rmm/mr/detail/arena.hpp>
-#include <rmm/mr/detail/bitmap_stream_arena.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/bitmap_stream_arena.hpp>
 
 #include <catch2/catch.hpp>
 

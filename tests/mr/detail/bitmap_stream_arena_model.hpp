@@ -3,7 +3,7 @@
 // arena's observable state, to compare arenas with each other and with the model. No Catch2 here.
 #pragma once
 
-#include <rmm/mr/detail/arena.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
 
 #include <algorithm>
 #include <cstddef>

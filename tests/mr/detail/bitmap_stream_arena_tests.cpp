@@ -9,8 +9,8 @@
 #include "bitmap_stream_arena_model.hpp"
 #include "free_list_test_helpers.hpp"
 
-#include <rmm/mr/detail/arena.hpp>
-#include <rmm/mr/detail/bitmap_stream_arena.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/bitmap_stream_arena.hpp>
 
 #include <catch2/catch.hpp>
 

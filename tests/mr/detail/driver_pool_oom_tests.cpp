@@ -1,13 +1,13 @@
 /**
  * @file driver_pool_oom_tests.cpp
- * @brief The out-of-memory reports of the driver pools (detail/driver_pool_oom.hpp) without a GPU:
+ * @brief The out-of-memory reports of the driver pools (detail/mechanics/driver_pool_oom.hpp) without a GPU:
  * over a null pool, whose attributes cannot be read, every report still names the request, the
  * limit or max_size, the stream and the reason; the device fields are the current device's (none
  * without a GPU). The driver's own refusal (cudaMallocFromPoolAsync) is covered by the GPU suite.
  */
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/driver_pool_oom.hpp>
+#include <rmm/mr/detail/mechanics/driver_pool_oom.hpp>
 #include "../../utilities/oom_report_checks.hpp"
 
 #include <cuda_runtime_api.h>

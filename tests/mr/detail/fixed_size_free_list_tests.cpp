@@ -5,7 +5,7 @@
  */
 #include "free_list_test_helpers.hpp"
 
-#include <rmm/mr/detail/fixed_size_free_list.hpp>
+#include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
  * count and by bytes, exact-size take-back (most recent first, the others kept in order), and
  * randomised push / take sequences against a plain vector model.
  */
-#include <rmm/mr/detail/free_batch.hpp>
+#include <rmm/mr/detail/algorithms/free_batch.hpp>
 
 #include <catch2/catch.hpp>
 

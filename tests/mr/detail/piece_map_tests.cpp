@@ -1,7 +1,7 @@
 // piece_map: inserts, erases and lookups against a std::map reference model (seeded random
 // programs), the errors it reports, a full map, and lookups from many threads while a writer
 // changes other ranges (run under TSan in CI's sanitizer build).
-#include <rmm/mr/detail/piece_map.hpp>
+#include <rmm/mr/detail/algorithms/piece_map.hpp>
 
 #include <catch2/catch.hpp>
 

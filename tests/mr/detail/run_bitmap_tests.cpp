@@ -4,7 +4,7 @@
  * search across word (64-unit) and leaf (512-unit) boundaries, odd sizes, and randomised take /
  * give sequences checked after every step against a byte-per-unit model.
  */
-#include <rmm/mr/detail/run_bitmap.hpp>
+#include <rmm/mr/detail/algorithms/run_bitmap.hpp>
 
 #include <catch2/catch.hpp>
 

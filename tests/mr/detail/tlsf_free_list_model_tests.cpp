@@ -10,7 +10,7 @@
 #include "tlsf_free_list_reference_model.hpp"
 #include "tlsf_free_list_test_helpers.hpp"
 
-#include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
 #include <catch2/catch.hpp>
 

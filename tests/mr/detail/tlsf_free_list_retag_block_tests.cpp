@@ -3,7 +3,7 @@
  * @brief Tests of tlsf_free_list::retag_block, with which a stream that took a block from
  * another stream's free list also takes the rest of that free block.
  */
-#include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
 #include <catch2/catch.hpp>
 

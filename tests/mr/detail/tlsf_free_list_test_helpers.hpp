@@ -1,7 +1,7 @@
 // Shared by the tlsf_free_list test files: the list's blocks as seen from outside.
 #pragma once
 
-#include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
 #include <cstddef>
 #include <cstdint>

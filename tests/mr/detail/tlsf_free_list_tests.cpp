@@ -7,7 +7,7 @@
 #include "free_list_test_helpers.hpp"
 #include "tlsf_free_list_test_helpers.hpp"
 
-#include <rmm/mr/detail/tlsf_free_list.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
 #include <catch2/catch.hpp>
 

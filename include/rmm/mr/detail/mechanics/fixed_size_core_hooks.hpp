@@ -1,0 +1,63 @@
+/**
+ * @file fixed_size_core_hooks.hpp
+ * @brief The stream_ordered_core hooks over a fixed_size_free_list, shared by the resources that
+ * hand out whole blocks (fixed_size_memory_resource, block_memory_pool_resource).
+ */
+#pragma once
+
+#include <rmm/logger.hpp>
+#include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief CRTP mixin: the free-list hooks that stream_ordered_core needs (try_allocate,
+ * free_block, tag_may_fit, retag, tag_free_bytes), implemented over `Derived::free_list_`, a
+ * fixed_size_free_list whose block size is the distance between blocks. Derived also provides
+ * `static constexpr char const* name` for log messages, befriends this class, and adds the
+ * hooks that differ (grow, release_free_upstream, oom_report). Called with the core's lock
+ * held, like every hook.
+ */
+template <typename Derived>
+class fixed_size_core_hooks {
+ public:
+  using tag_t = fixed_size_free_list::tag_t;
+
+  std::optional<void*> try_allocate(std::size_t, tag_t tag) noexcept {
+    if (auto p = list().pop(tag)) {
+      return reinterpret_cast<void*>(*p);
+    }
+    return std::nullopt;
+  }
+
+  void free_block(void* ptr, std::size_t, tag_t tag) noexcept {
+    try {
+      list().push(reinterpret_cast<std::uintptr_t>(ptr), tag);
+    } catch (std::exception const& e) {
+      rmm::log(level_enum::error, std::string{Derived::name} + ": deallocate ignored: " + e.what());
+    }
+  }
+
+  [[nodiscard]] bool tag_may_fit(tag_t tag, std::size_t) const { return list().stacked(tag) > 0; }
+
+  void retag(tag_t from, tag_t to) { list().retag(from, to); }
+
+  [[nodiscard]] std::size_t tag_free_bytes(tag_t tag) const {
+    // Tag 0 holds the blocks never handed out and those disowned after a synchronisation.
+    return (list().stacked(tag) + (tag == 0 ? list().fresh() : 0)) * list().block_size();
+  }
+
+ private:
+  fixed_size_free_list& list() noexcept { return static_cast<Derived&>(*this).free_list_; }
+  fixed_size_free_list const& list() const noexcept {
+    return static_cast<Derived const&>(*this).free_list_;
+  }
+};
+
+}  // namespace rmm::mr::detail

@@ -1,0 +1,322 @@
+/**
+ * @file pool_memory_resource_impl.hpp
+ * @brief The shared state of pool_memory_resource: one root shard, and child shards made once
+ * threads contend for it, each serving its streams from pieces of the root's memory.
+ * Design note: pool_shards.md.
+ */
+#pragma once
+
+#include <rmm/aligned.hpp>
+#include <rmm/detail/alignment_checks.hpp>
+#include <rmm/detail/oom_device_info.hpp>
+#include <rmm/detail/oom_report.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/detail/mechanics/device_binding.hpp>
+#include <rmm/mr/detail/algorithms/piece_map.hpp>
+#include <rmm/mr/detail/mechanics/pool_shard.hpp>
+#include <rmm/mr/detail/mechanics/shared_state.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
+#include <rmm/mr/detail/mechanics/stream_resource_base.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cuda/memory_resource>
+#include <cuda/stream_ref>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief Shared state of pool_memory_resource. Not for direct use.
+ *
+ * Until threads contend, everything goes to the root shard (the pool as it always was: one lock,
+ * one TLSF list, the upstream). Once the root's lock has been found taken `shard_after` times
+ * (and the upstream does not grow in place), the pool shards: each stream is assigned a child
+ * shard (round robin, at most `max_children`), which takes its memory from the root in pieces and
+ * serves its streams under its own lock; a deallocation finds the shard that owns the address in
+ * a piece map read without a lock. Each shard keeps the stream-ordered protocol of
+ * stream_ordered_core, so which shard serves a stream affects speed and memory, never safety.
+ *
+ * Thread-safe.
+ */
+class pool_memory_resource_impl : private device_binding,
+                                  public stream_resource_base<pool_memory_resource_impl> {
+  using upstream_t                  = pool_shard::upstream_t;
+  static constexpr char const* name = "pool_memory_resource";
+
+ public:
+  /// The root's lock must have been found taken this many times before the pool shards.
+  static constexpr std::uint32_t shard_after = 1024;
+  /// At most this many child shards (fewer on machines with fewer hardware threads).
+  static constexpr std::size_t max_children = 32;
+
+  pool_memory_resource_impl(upstream_t upstream,
+                            std::size_t initial_pool_size,
+                            std::optional<std::size_t> maximum_pool_size)
+      : root_{std::move(upstream), initial_pool_size, maximum_pool_size},
+        children_allowed_{root_.grows_in_place() ? 0 : child_limit()} {}
+
+  pool_memory_resource_impl(pool_memory_resource_impl const&)            = delete;
+  pool_memory_resource_impl& operator=(pool_memory_resource_impl const&) = delete;
+
+  // Members go in reverse order: the children (owned_) first, each giving its pieces back to the
+  // root (pieces_ still alive), then the root, which gives its chunks to the upstream; all with
+  // the pool's device current (device_binding, the first base, restores the caller's last).
+  ~pool_memory_resource_impl() { enter_for_teardown(); }
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    expect_bound_device(name, "allocate", stream.get());
+    rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
+    if (bytes == 0) {
+      return nullptr;
+    }
+    if (bytes > max_request) {
+      throw_too_large(stream, bytes);
+    }
+    std::size_t const rounded = align_up(bytes, CUDA_ALLOCATION_ALIGNMENT);
+    if (!sharded_.load(std::memory_order_acquire)) {
+      void* p = root_.allocate_rounded(stream, bytes, rounded);
+      if (children_allowed_ > 0 && root_.contentions() >= shard_after) {
+        enable_sharding();
+      }
+      return p;
+    }
+    pool_shard& s = route(stream);
+    try {
+      return s.allocate_rounded(stream, bytes, rounded);
+    } catch (rmm::out_of_memory const& e) {
+      return after_shard_oom(s, stream, bytes, rounded, e);
+    }
+  }
+
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t /*alignment*/) noexcept {
+    if (ptr == nullptr) {
+      return;
+    }
+    expect_bound_device_noexcept(name, "deallocate", stream.get());
+    shard_of(ptr).deallocate_rounded(stream, ptr, align_up(bytes, CUDA_ALLOCATION_ALIGNMENT));
+  }
+
+  friend pool_memory_resource_impl* get_property(pool_memory_resource_impl const& self,
+                                                 state_of<pool_memory_resource_impl>) noexcept {
+    return const_cast<pool_memory_resource_impl*>(&self);
+  }
+
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept {
+    return root_.get_upstream_resource();
+  }
+
+  [[nodiscard]] std::size_t pool_size() const noexcept { return root_.pool_size(); }
+
+  [[nodiscard]] std::optional<std::size_t> maximum_pool_size() const noexcept {
+    return root_.maximum_pool_size();
+  }
+
+  // Free in the root plus free in the children's pieces (the pieces count as used in the root).
+  [[nodiscard]] std::size_t free_bytes() const noexcept {
+    std::size_t bytes = root_.free_bytes();
+    for_each_child([&](pool_shard const& c) { bytes += c.free_bytes(); });
+    return bytes;
+  }
+
+  [[nodiscard]] std::size_t largest_free_block() const noexcept {
+    std::size_t largest = root_.largest_free_block();
+    for_each_child(
+        [&](pool_shard const& c) { largest = std::max(largest, c.largest_free_block()); });
+    return largest;
+  }
+
+  [[nodiscard]] bool grows_in_place() const noexcept { return root_.grows_in_place(); }
+
+  // The root's chunks, then each child's pieces; each shard under its own lock, in turn.
+  [[nodiscard]] memory_snapshot snapshot() const {
+    memory_snapshot out;
+    root_.snapshot_into(out);
+    for_each_child([&](pool_shard const& c) { c.snapshot_into(out); });
+    return out;
+  }
+
+  // The children give their fully free pieces back first, so that the root can free whole chunks.
+  void release() {
+    for_each_child([](pool_shard& c) { c.release(); });
+    root_.release();
+  }
+
+  void set_release_threshold(std::size_t bytes) noexcept { root_.set_release_threshold(bytes); }
+  [[nodiscard]] std::size_t release_threshold() const noexcept { return root_.release_threshold(); }
+
+  /// @brief Shards the pool now, whatever the contention (for tests and benchmarks); does nothing
+  /// over an upstream that grows in place. Thread-safe.
+  void enable_sharding() {
+    if (children_allowed_ == 0) {
+      return;
+    }
+    std::lock_guard<std::mutex> lock(route_mtx_);
+    if (pieces_ == nullptr) {
+      pieces_ = std::make_unique<piece_map>();
+      sharded_.store(true, std::memory_order_release);
+    }
+  }
+
+  /// @brief Whether the pool has sharded. Thread-safe.
+  [[nodiscard]] bool sharded() const noexcept { return sharded_.load(std::memory_order_acquire); }
+
+  /// @brief Child shards made so far. Thread-safe.
+  [[nodiscard]] std::size_t num_children() const noexcept {
+    std::size_t n = 0;
+    for_each_child([&](pool_shard const&) { ++n; });
+    return n;
+  }
+
+ private:
+  static constexpr std::size_t max_request =
+      std::numeric_limits<std::size_t>::max() - CUDA_ALLOCATION_ALIGNMENT;
+  // Streams remembered for round-robin assignment; beyond this the table starts again (which
+  // moves streams to other shards: a matter of speed, not of safety).
+  static constexpr std::size_t max_assignments = 4096;
+
+  static std::size_t child_limit() noexcept {
+    std::size_t const hw = std::thread::hardware_concurrency();
+    return std::clamp<std::size_t>(hw, 2, max_children);
+  }
+
+  // The calling thread's recent routes, found without a lock.
+  pool_shard& route(cuda::stream_ref stream) {
+    static thread_local stream_cache<pool_shard*> routes;
+    stream_key const key = stream_key::of(stream);
+    if (pool_shard* s = routes.find(id_, key)) {
+      return *s;
+    }
+    pool_shard* s = assign(key);
+    routes.remember(id_, key, s);
+    return *s;
+  }
+
+  pool_shard* assign(stream_key const& key) {
+    std::lock_guard<std::mutex> lock(route_mtx_);
+    for (auto const& [k, s] : assignments_) {
+      if (k == key) {
+        return s;
+      }
+    }
+    std::size_t const index = next_child_++ % children_allowed_;
+    pool_shard* s           = children_[index].load(std::memory_order_relaxed);
+    if (s == nullptr) {
+      owned_[index] = std::make_unique<pool_shard>(
+          root_, *pieces_, static_cast<pool_shard::owner_t>(index + 1));
+      s = owned_[index].get();
+      children_[index].store(s, std::memory_order_release);
+    }
+    if (assignments_.size() >= max_assignments) {
+      assignments_.clear();
+    }
+    assignments_.emplace_back(key, s);
+    return s;
+  }
+
+  pool_shard& shard_of(void* ptr) const noexcept {
+    if (!sharded_.load(std::memory_order_acquire)) {
+      return root_;
+    }
+    auto const owner = pieces_->find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (!owner) {
+      return root_;
+    }
+    return *children_[*owner - 1].load(std::memory_order_acquire);
+  }
+
+  // A request no pool can hold (its rounding would wrap around): the pool's figures as they are.
+  [[noreturn]] void throw_too_large(cuda::stream_ref stream, std::size_t bytes) const {
+    out_of_memory_report report;
+    report.resource           = name;
+    report.requested_bytes    = bytes;
+    report.reason             = "larger than any pool can hold";
+    report.reserved_bytes     = pool_size();
+    report.free_bytes         = free_bytes();
+    report.largest_free_block = largest_free_block();
+    report.maximum_bytes      = maximum_pool_size();
+    report.stream             = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(report, bound_device());
+    throw rmm::out_of_memory(std::move(report));
+  }
+
+  // A child could not serve a request, even after its own last resort: the other children give
+  // their free pieces back to the root, then the child and the root itself are tried again. If
+  // both fail, the report is the root's (the pool's size, maximum, device and stream) with the
+  // free bytes and the largest free block of every shard, and both reasons.
+  void* after_shard_oom(pool_shard& s,
+                        cuda::stream_ref stream,
+                        std::size_t bytes,
+                        std::size_t rounded,
+                        rmm::out_of_memory const& first) {
+    for_each_child([&](pool_shard& c) {
+      if (&c != &s) {
+        c.release();
+      }
+    });
+    try {
+      return s.allocate_rounded(stream, bytes, rounded);
+    } catch (rmm::out_of_memory const&) {
+    }
+    try {
+      return root_.allocate_rounded(stream, bytes, rounded);
+    } catch (rmm::out_of_memory const& e) {
+      out_of_memory_report report;
+      if (e.report() != nullptr) {
+        report = *e.report();
+      } else {
+        report.resource        = name;
+        report.requested_bytes = bytes;
+      }
+      std::string const rounding = "(" + std::to_string(rounded) + " after rounding): ";
+      std::string root_reason =
+          e.report() != nullptr ? e.report()->reason : rmm::detail::oom_message(e);
+      if (root_reason.compare(0, rounding.size(), rounding) == 0) {
+        root_reason.erase(0, rounding.size());  // said once, by the shard's reason
+      }
+      report.reason =
+          (first.report() != nullptr ? first.report()->reason : rmm::detail::oom_message(first)) +
+          "; after the other shards gave their free pieces back, the pool's root: " + root_reason;
+      report.free_bytes         = free_bytes();
+      report.largest_free_block = largest_free_block();
+      throw rmm::out_of_memory(std::move(report));
+    }
+  }
+
+  template <typename F>
+  void for_each_child(F&& f) const {
+    for (std::size_t i = 0; i < children_allowed_; ++i) {
+      if (pool_shard* c = children_[i].load(std::memory_order_acquire)) {
+        f(*c);
+      }
+    }
+  }
+
+  pool_shard mutable root_;
+  std::size_t const children_allowed_;
+  std::atomic<bool> sharded_{false};
+  std::unique_ptr<piece_map> pieces_;  // made before `sharded_` is set, never replaced
+  std::array<std::atomic<pool_shard*>, max_children> children_{};
+  std::array<std::unique_ptr<pool_shard>, max_children> owned_{};
+  std::mutex route_mtx_;  // guards assignments_, next_child_ and making children
+  std::vector<std::pair<stream_key, pool_shard*>> assignments_;
+  std::size_t next_child_{0};
+  std::uint64_t const id_{next_resource_uid()};
+};
+
+}  // namespace rmm::mr::detail

@@ -1,0 +1,599 @@
+/**
+ * @file stream_ordered_core.hpp
+ * @brief The stream-ordered allocation protocol shared by the pool and fixed-size resources:
+ * per-stream free lists, event-ordered reuse across streams, growth, and the last-resort
+ * synchronise-and-coalesce step. The free-list algorithms themselves are host structures
+ * (tlsf_free_list, fixed_size_free_list) reached through the derived class.
+ *
+ * Stream contract (documented on every resource that uses this core):
+ * - A block freed on stream S goes to S's free list. A later allocation on S may take it at once,
+ *   with no CUDA call: stream order already puts the new user's work after the old one's.
+ * - Memory never handed out belongs to no stream and is taken by any stream without ordering.
+ * - An allocation on S that its own list cannot serve takes a block from the free list of another
+ *   stream O that can serve it, after making S wait (cudaStreamWaitEvent) on O's event; the
+ *   pool also moves the rest of that free block to S, which the wait has made safe there (S's
+ *   event is then recorded on S, so that it follows the wait).
+ *   Invariant: while O's slot is `covered`, the last record of O's event was made, on O, after
+ *   every block now in O's free list was freed or moved there. Every path that puts a block into
+ *   O's list records first (or, single stream, marks the slot uncovered). The event stays valid
+ *   after O is destroyed. A resource used from a single stream records nothing: the common
+ *   single-stream program pays no CUDA call at all. When a second stream first needs blocks that
+ *   the only stream freed without a record, the core synchronises the device once and turns every
+ *   free block into memory owned by no stream.
+ * - Frees under contention (stream_ordered_core.md has the argument): with two or more streams,
+ *   a free of at most `batch_max_block` bytes first tries the shared lock without waiting. If
+ *   another thread holds it, the block (and the stream's next `contended_run` frees, which do not
+ *   try the lock) goes into the freeing stream's batch (a free_batch under
+ *   that stream's own lock), with no CUDA call. When the batch is full the freeing thread
+ *   records the stream's event on the stream, from its own thread (which keeps per-thread
+ *   default streams correct), then returns the whole batch under the shared lock: one event
+ *   record and one shared-lock hold per batch. Blocks in a batch are invisible to other streams
+ *   (no event covers them yet); their own stream takes one back when the size matches exactly.
+ *   A device synchronisation (the last resort, release(), teardown) empties every batch into
+ *   memory owned by no stream.
+ * - Only when neither the other streams' lists nor growth from upstream can serve a request does
+ *   the core synchronise the device, merge every list (which coalesces neighbours that different
+ *   streams freed), give fully free upstream chunks back, grow once more, and retry once; then
+ *   it throws rmm::out_of_memory.
+ * - Streams may be destroyed at any time after their last use with the resource, with one
+ *   hazard that every allocator keyed by stream handle shares: CUDA may give a new stream the
+ *   handle of a destroyed one, and the new stream then reuses, with no ordering, blocks that the
+ *   old one freed. If kernels using such blocks may still be running, synchronise the stream
+ *   before destroying it.
+ */
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/oom_device_info.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/detail/algorithms/free_batch.hpp>
+#include <rmm/mr/detail/algorithms/spin_mutex.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
+#include <rmm/process_is_exiting.hpp>
+
+#include <cuda/stream_ref>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief Stream bookkeeping and the allocation protocol; the derived class owns the free list.
+ *
+ * Derived must provide (all called with the core's mutex held):
+ * - `std::optional<void*> try_allocate(std::size_t size, tag_t tag)`: a block of @p size bytes
+ *   (already rounded by `round_size`) from the free blocks of @p tag, or nullopt;
+ * - `void free_block(void* ptr, std::size_t size, tag_t tag)`: returns a block to @p tag
+ *   (noexcept in practice: it reports misuse by throwing, which the core logs and swallows);
+ * - `bool tag_may_fit(tag_t tag, std::size_t size) const`: whether @p tag's free blocks could
+ *   serve @p size (cheap, exact or conservative);
+ * - `void retag(tag_t from, tag_t to)`: moves every free block of @p from to @p to;
+ * - `std::size_t tag_free_bytes(tag_t tag) const`;
+ * - `bool grow(std::size_t size, cuda::stream_ref stream, tag_t tag)`: adds memory from
+ *   upstream, allocated on @p stream and owned by @p tag (an upstream may itself be
+ * stream-ordered), so that @p size can be served; false if it cannot (a cap, or the upstream
+ * failed: keep its message for the report);
+ * - `void release_free_upstream()`: gives fully free upstream chunks back (may do nothing);
+ * - optionally `bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag)`,
+ *   the last growth attempt, made after a device synchronisation when no stream can still use a
+ *   free block (the core's own calls `grow`);
+ * - optionally `void adopt_rest(void* block, std::size_t size, tag_t from, tag_t to) noexcept`,
+ *   called after `try_allocate(size, from)` served stream `to` from another stream's list (after
+ *   the event wait): may give what is left of that free block to `to` (the core's own does
+ *   nothing);
+ * - optionally `void after_free(tag_t tag, cuda::stream_ref stream) noexcept`, called after each
+ *   `free_block` with the freeing stream (the core's own does nothing);
+ * - `out_of_memory_report oom_report(std::size_t requested, std::size_t rounded) const`: the
+ *   report of a request that could not be served: the resource's name, @p requested, the reason
+ *   and its memory figures, and its device if it knows it (the core adds the free lists of the
+ *   streams to the reason, the stream, and the device, by default the current one, with its
+ *   memory, after releasing the lock).
+ *
+ * Tag 0 is memory that no stream owns (never handed out); stream slots use tags 1, 2, ...
+ */
+template <typename Derived>
+class stream_ordered_core {
+ public:
+  using tag_t = std::uint32_t;
+
+  stream_ordered_core()                                      = default;
+  stream_ordered_core(stream_ordered_core const&)            = delete;
+  stream_ordered_core& operator=(stream_ordered_core const&) = delete;
+  stream_ordered_core(stream_ordered_core&&)                 = delete;
+  stream_ordered_core& operator=(stream_ordered_core&&)      = delete;
+
+  ~stream_ordered_core() { destroy_events(); }
+
+ protected:
+  // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
+  void* allocate_on(cuda::stream_ref stream, std::size_t requested, std::size_t rounded) {
+    stream_key const key = stream_key::of(stream);
+    if (batching_.load(std::memory_order_acquire) && rounded <= batch_max_block) {
+      if (auto p = from_own_batch(key, rounded)) {
+        return *p;
+      }
+    }
+    std::optional<out_of_memory_report> report;  // made only on failure: nothing on the hot path
+    {
+      std::lock_guard<spin_mutex> lock(mtx_);
+      tag_t const tag = slot_of(key);
+      if (auto p = derived().try_allocate(rounded, tag)) {
+        return *p;
+      }
+      if (auto p = from_unowned(rounded, tag)) {
+        return *p;
+      }
+      if (auto p = from_other_streams(key, rounded, tag)) {
+        return *p;
+      }
+      if (derived().grow(rounded, stream, tag)) {
+        if (auto p = derived().try_allocate(rounded, tag)) {
+          return *p;
+        }
+      }
+      if (auto p = last_resort(rounded, tag, stream)) {
+        return *p;
+      }
+      report.emplace(derived().oom_report(requested, rounded));
+      if (std::string const streams = describe_streams(); !streams.empty()) {
+        report->reason += "; streams with free lists: " + streams;
+      }
+    }
+    // Outside the lock: the device query may take a while.
+    report->stream = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(*report, report->device.value_or(-1));
+    throw rmm::out_of_memory(std::move(*report));
+  }
+
+  // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.
+  void deallocate_on(cuda::stream_ref stream, void* ptr, std::size_t rounded) noexcept {
+    stream_key const key = stream_key::of(stream);
+    if (batching_.load(std::memory_order_acquire) && rounded <= batch_max_block) {
+      if (slot* s = cached_slot(key);
+          s != nullptr && free_contended(*s, key, ptr, rounded, stream)) {
+        return;
+      }
+    }
+    std::lock_guard<spin_mutex> lock(mtx_);
+    tag_t tag = 0;
+    try {
+      tag = slot_of(key);
+    } catch (...) {
+      tag = 0;
+    }
+    if (tag == 0) {
+      // No slot could be made (out of host memory or events): make the block safe for anyone.
+      cudaStreamSynchronize(key.handle);
+    }
+    derived().free_block(ptr, rounded, tag);
+    derived().after_free(tag, stream);
+    if (tag != 0) {
+      cover_after_free(tag, key);
+    }
+  }
+
+  // Waits for all work and returns every batched block (to memory owned by no stream), so that
+  // the derived destructor can give memory back.
+  void synchronize_for_teardown() noexcept {
+    if (!rmm::process_is_exiting()) {
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+    }
+    std::lock_guard<spin_mutex> lock(mtx_);
+    drain_batches();
+  }
+
+  // Returns a block as memory owned by no stream, taken by any stream without ordering: only for
+  // a block that no work can still use (after a device synchronisation that followed its last
+  // use). Never throws (the derived class logs misuse).
+  void free_unowned(void* ptr, std::size_t size) noexcept {
+    std::lock_guard<spin_mutex> lock(mtx_);
+    derived().free_block(ptr, size, 0);
+  }
+
+  // Bytes in the streams' batches: freed, not yet in the free list (counted as free by queries).
+  [[nodiscard]] std::size_t batched_bytes() const noexcept {
+    return batched_bytes_.load(std::memory_order_relaxed);
+  }
+
+  // The lock, for derived read-only queries.
+  spin_mutex& mutex() const noexcept { return mtx_; }
+
+  // Hook called (with the lock held) after every free, with the freeing stream; the derived class
+  // may hide it, e.g. to give memory back above a threshold. Must not throw.
+  void after_free(std::uint32_t /*tag*/, cuda::stream_ref /*stream*/) noexcept {}
+
+  // Waits for all work, makes every free block memory owned by no stream (merging what different
+  // streams freed), then calls `give_back()` with the lock held: for a resource's release().
+  template <typename F>
+  void synchronize_and_release(F&& give_back) {
+    std::lock_guard<spin_mutex> lock(mtx_);
+    synchronize_and_disown();
+    give_back();
+  }
+
+  // The stream handle that owns free blocks of `tag` (nullptr for tag 0, memory owned by no
+  // stream). Shared lock held.
+  [[nodiscard]] void* tag_stream(std::uint32_t tag) const noexcept {
+    return tag == 0 || tag >= slots_.size() ? nullptr : static_cast<void*>(slots_[tag]->key.handle);
+  }
+
+  // Slot keys in a readable form, for out-of-memory reports and dumps.
+  [[nodiscard]] std::string describe_streams() const {
+    std::ostringstream out;
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      out << (t > 1 ? ", " : "") << "stream " << static_cast<void*>(slots_[t]->key.handle);
+      if (slots_[t]->key.per_thread()) {
+        out << " (per-thread, thread " << slots_[t]->key.owner << ")";
+      }
+      out << ": " << derived().tag_free_bytes(static_cast<tag_t>(t)) << " free";
+      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);  // order: shared lock, then slot
+      if (!slots_[t]->batch.empty()) {
+        out << " (+" << slots_[t]->batch.bytes() << " in its batch)";
+      }
+    }
+    return out.str();
+  }
+
+ public:
+  /// Blocks larger than this are always returned at once (a batch would hold back too much).
+  static constexpr std::size_t batch_max_block = std::size_t{1} << 20U;
+  /// A batch is returned once it holds this many blocks or `batch_bytes` bytes.
+  static constexpr std::size_t batch_blocks = 32;
+  static constexpr std::size_t batch_bytes  = std::size_t{8} << 20U;
+  /// After the shared lock was found busy, this many frees batch without trying it.
+  static constexpr std::uint32_t contended_run = 1024;
+
+ private:
+  using batch_t = free_batch<batch_blocks>;
+
+  // One stream's state. `key` changes only under both the shared lock and `mtx` (recycling), so
+  // either lock makes it stable; `covered` is guarded by the shared lock; `batch` by `mtx`;
+  // `event` and `tag` never change.
+  struct slot {
+    slot(stream_key k, cudaEvent_t e, tag_t t) noexcept : key{k}, event{e}, tag{t} {}
+    stream_key key{};
+    cudaEvent_t event{};
+    tag_t tag{};
+    bool covered{true};  // see the invariant in the file comment
+    spin_mutex mtx;
+    batch_t batch{batch_bytes};
+    std::atomic<std::uint32_t> returning{0};  // batches taken out, not yet in the free list
+    std::uint32_t batch_only{0};  // frees left that batch without trying the shared lock
+  };
+
+  // The calling thread's recent slots: a free finds its stream's slot without the shared lock.
+  static stream_cache<slot*>& cache() noexcept {
+    static thread_local stream_cache<slot*> c;
+    return c;
+  }
+
+  Derived& derived() noexcept { return static_cast<Derived&>(*this); }
+  Derived const& derived() const noexcept { return static_cast<Derived const&>(*this); }
+
+  static constexpr std::size_t recycle_threshold = 64;
+
+  [[nodiscard]] slot* cached_slot(stream_key const& key) const noexcept {
+    return cache().find(id_, key);
+  }
+
+  void remember(stream_key const& key, slot* s) noexcept { cache().remember(id_, key, s); }
+
+  // A block of exactly `size` bytes from the stream's own batch: safe at once (stream order).
+  std::optional<void*> from_own_batch(stream_key const& key, std::size_t size) noexcept {
+    slot* s = cached_slot(key);
+    if (s == nullptr) {
+      return std::nullopt;
+    }
+    std::lock_guard<spin_mutex> slot_lock(s->mtx);
+    if (s->key != key) {
+      return std::nullopt;  // recycled for another stream
+    }
+    auto p = s->batch.take_exact(size);
+    if (p) {
+      batched_bytes_.fetch_sub(size, std::memory_order_relaxed);
+    }
+    return p;
+  }
+
+  // The free path with two or more streams. Returns false if the slot was recycled (the caller
+  // then takes the shared path). Lock order: a slot's lock may be held while *trying* the shared
+  // lock, never while waiting for it; the shared lock may be held while waiting for a slot's.
+  bool free_contended(slot& s,
+                      stream_key const& key,
+                      void* ptr,
+                      std::size_t size,
+                      cuda::stream_ref stream) noexcept {
+    std::unique_lock<spin_mutex> slot_lock(s.mtx);
+    if (s.key != key) {
+      return false;
+    }
+    std::array<typename batch_t::block, batch_blocks> out;
+    // Once the shared lock was found busy, the next `contended_run` frees batch without trying
+    // it: a free that took the lock would record an event while holding it.
+    if (s.batch_only > 0) {
+      --s.batch_only;
+    } else if (mtx_.try_lock()) {  // uncontended: as with one lock, plus what the batch held
+      std::lock_guard<spin_mutex> lock(mtx_, std::adopt_lock);
+      std::size_t const n     = s.batch.take_all(out);
+      std::size_t const bytes = return_blocks(out, n, s.tag);
+      slot_lock.unlock();
+      derived().free_block(ptr, size, s.tag);
+      derived().after_free(s.tag, stream);
+      batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      cover_after_free(s.tag, key);
+      return true;
+    } else {
+      s.batch_only = contended_run;
+    }
+    batched_bytes_.fetch_add(size, std::memory_order_relaxed);
+    if (!s.batch.push(ptr, size)) {
+      return true;  // no CUDA call, no shared lock
+    }
+    // Full: record first (the slot lock keeps the slot from being recycled meanwhile), then
+    // return the batch. Any record made later on this stream also follows these frees.
+    std::size_t const n = s.batch.take_all(out);
+    s.returning.fetch_add(1, std::memory_order_relaxed);
+    bool const recorded = cudaEventRecord(s.event, key.handle) == cudaSuccess;
+    if (!recorded) {
+      cudaGetLastError();
+      cudaStreamSynchronize(key.handle);
+    }
+    slot_lock.unlock();
+    std::lock_guard<spin_mutex> lock(mtx_);
+    std::size_t const bytes = return_blocks(out, n, s.tag);
+    derived().after_free(s.tag, stream);
+    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    s.covered = true;
+    s.returning.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Puts `n` batched blocks into `tag`'s list (shared lock held); returns their bytes.
+  std::size_t return_blocks(std::array<typename batch_t::block, batch_blocks> const& blocks,
+                            std::size_t n,
+                            tag_t tag) noexcept {
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      derived().free_block(blocks[i].ptr, blocks[i].size, tag);
+      bytes += blocks[i].size;
+    }
+    return bytes;
+  }
+
+  // After a free into `tag`'s list (shared lock held): keeps the invariant. With one stream there
+  // is nobody to order against: the slot is marked uncovered, and a second stream that needs its
+  // blocks synchronises the device once (from_other_streams). That holds for a per-thread default
+  // stream too: the synchronisation waits for every thread's per-thread stream, so no record has
+  // to be issued from the owner's thread ahead of time.
+  void cover_after_free(tag_t tag, stream_key const& key) noexcept {
+    slot& s = *slots_[tag];
+    if (slots_.size() <= 2) {
+      s.covered = false;
+      return;
+    }
+    record(s, key);
+  }
+
+  void record(slot& s, stream_key const& key) noexcept {
+    if (cudaEventRecord(s.event, key.handle) != cudaSuccess) {
+      cudaGetLastError();
+      cudaStreamSynchronize(key.handle);
+    }
+    s.covered = true;
+  }
+
+  // Every stream's batched blocks, taken out (shared lock held), to be returned after a device
+  // synchronisation. Throws std::bad_alloc if the list cannot be made (nothing is taken then).
+  std::vector<typename batch_t::block> take_batches() {
+    std::vector<typename batch_t::block> all;
+    all.reserve(batch_blocks * slots_.size());
+    std::array<typename batch_t::block, batch_blocks> out;
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
+      std::size_t const n = slots_[t]->batch.take_all(out);
+      all.insert(all.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return all;
+  }
+
+  // At teardown, after the device synchronisation (no other user is left): every batched block
+  // goes to memory owned by no stream.
+  void drain_batches() noexcept {
+    std::array<typename batch_t::block, batch_blocks> out;
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
+      std::size_t const n = slots_[t]->batch.take_all(out);
+      batched_bytes_.fetch_sub(return_blocks(out, n, 0), std::memory_order_relaxed);
+    }
+  }
+
+  // The tag of `key`, made on first use. Linear search with a one-entry cache: a handful of
+  // streams is the common case, and tags of streams whose lists are empty are recycled.
+  tag_t slot_of(stream_key const& key) {
+    if (last_ < slots_.size() && slots_[last_]->key == key) {
+      remember(key, slots_[last_].get());
+      return last_;
+    }
+    for (tag_t t = 1; t < slots_.size(); ++t) {
+      if (slots_[t]->key == key) {
+        last_ = t;
+        remember(key, slots_[t].get());
+        return t;
+      }
+    }
+    tag_t const t = new_slot(key);
+    last_         = t;
+    remember(key, slots_[t].get());
+    if (slots_.size() > 2) {
+      // Release: a thread that sees batching on also sees every slot's event (made above).
+      batching_.store(true, std::memory_order_release);
+    }
+    return t;
+  }
+
+  // Events are made only once they can be needed: for every slot once a second stream appears. A
+  // resource used from one ordinary stream makes no CUDA call at all (and so runs over a simulated
+  // upstream without a GPU). Shared lock held; throws rmm::cuda_error if an event cannot be made.
+  void make_events_if_needed() {
+    bool const many = slots_.size() > 2;
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      slot& s = *slots_[t];
+      if (s.event == nullptr && many) {
+        RMM_CUDA_TRY(cudaEventCreateWithFlags(&s.event, cudaEventDisableTiming));
+      }
+    }
+  }
+
+  tag_t new_slot(stream_key const& key) {
+    if (slots_.size() >= recycle_threshold) {
+      for (tag_t t = 1; t < slots_.size(); ++t) {
+        slot& s = *slots_[t];
+        std::lock_guard<spin_mutex> slot_lock(s.mtx);  // order: shared lock, then slot
+        if (derived().tag_free_bytes(t) == 0 && s.batch.empty() &&
+            s.returning.load(std::memory_order_relaxed) == 0) {
+          s.key     = key;  // the event is re-recorded before any later wait on it
+          s.covered = true;
+          return t;
+        }
+      }
+    }
+    slots_.push_back(std::make_unique<slot>(key, nullptr, static_cast<tag_t>(slots_.size())));
+    try {
+      make_events_if_needed();
+    } catch (...) {
+      slots_.pop_back();  // events made for older slots stay: they are needed later anyway
+      throw;
+    }
+    return static_cast<tag_t>(slots_.size() - 1);
+  }
+
+  // Memory never handed out: no ordering needed. Merge it into the stream's list so that it
+  // coalesces with the stream's own free neighbours.
+  std::optional<void*> from_unowned(std::size_t size, tag_t tag) {
+    if (derived().tag_free_bytes(0) == 0) {
+      return std::nullopt;
+    }
+    if (auto p = derived().try_allocate(size, 0)) {
+      return p;
+    }
+    derived().retag(0, tag);
+    return derived().try_allocate(size, tag);
+  }
+
+  // Makes `key`'s stream wait for everything freed so far on slot `t`'s stream.
+  bool order_after(tag_t t, stream_key const& key) {
+    if (slots_[t]->event == nullptr) {
+      return true;  // never recorded: its list holds nothing freed on its stream
+    }
+    if (cudaStreamWaitEvent(key.handle, slots_[t]->event, 0) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return true;
+  }
+
+  std::optional<void*> from_other_streams(stream_key const& key, std::size_t size, tag_t tag) {
+    bool uncovered = false;
+    for (tag_t t = 1; t < slots_.size(); ++t) {
+      if (t == tag || !derived().tag_may_fit(t, size)) {
+        continue;
+      }
+      if (!slots_[t]->covered) {
+        uncovered = true;  // freed while it was the only stream: no event to wait on
+        continue;
+      }
+      if (!order_after(t, key)) {
+        continue;
+      }
+      // Take one free block, whole: after the wait all of it is safe on this stream, and what
+      // is left of it after the request would otherwise make this stream wait again soon.
+      // (Moving whole lists instead makes streams that share a pool steal back and forth.)
+      if (auto p = derived().try_allocate(size, t)) {
+        derived().adopt_rest(*p, size, t, tag);
+        record(*slots_[tag], key);  // the invariant: the rest is in this stream's list now
+        return p;
+      }
+    }
+    if (!uncovered) {
+      return std::nullopt;
+    }
+    // Happens once, when a second stream first needs the first stream's memory.
+    synchronize_and_disown();
+    return from_unowned(size, tag);
+  }
+
+  // After a device synchronisation no free block has pending work: all become unowned.
+  void synchronize_and_disown() {
+    // Batches are emptied *before* the synchronisation: a block that another thread puts into
+    // its batch meanwhile may be used by work enqueued after the synchronisation began, which
+    // the synchronisation does not wait for. (Lists cannot change: the shared lock is held.)
+    std::vector<typename batch_t::block> batched = take_batches();
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+      cudaGetLastError();
+    }
+    std::size_t bytes = 0;
+    for (auto const& b : batched) {
+      derived().free_block(b.ptr, b.size, 0);
+      bytes += b.size;
+    }
+    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    for (tag_t t = 1; t < slots_.size(); ++t) {
+      derived().retag(t, 0);
+      slots_[t]->covered = true;
+    }
+  }
+
+  std::optional<void*> last_resort(std::size_t size, tag_t tag, cuda::stream_ref stream) {
+    synchronize_and_disown();
+    if (auto p = from_unowned(size, tag)) {
+      return p;
+    }
+    derived().release_free_upstream();
+    if (derived().grow_after_synchronize(size, stream, tag)) {
+      return derived().try_allocate(size, tag);
+    }
+    return std::nullopt;
+  }
+
+  bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag) {
+    return derived().grow(size, stream, tag);
+  }
+
+  void adopt_rest(void* /*block*/, std::size_t /*size*/, tag_t /*from*/, tag_t /*to*/) noexcept {}
+
+  void destroy_events() noexcept {
+    for (std::size_t t = 1; t < slots_.size(); ++t) {
+      if (slots_[t]->event != nullptr && !rmm::process_is_exiting()) {
+        cudaEventDestroy(slots_[t]->event);
+      }
+    }
+  }
+
+  static std::vector<std::unique_ptr<slot>> first_slot() {
+    std::vector<std::unique_ptr<slot>> v;
+    v.push_back(std::make_unique<slot>(stream_key{}, nullptr, 0));  // memory owned by no stream
+    return v;
+  }
+
+  mutable spin_mutex mtx_;
+  std::vector<std::unique_ptr<slot>> slots_{first_slot()};
+  tag_t last_{0};
+  std::uint64_t const id_{next_resource_uid()};
+  std::atomic<bool> batching_{false};  // two or more streams seen: frees may be batched
+  std::atomic<std::size_t> batched_bytes_{0};
+};
+
+}  // namespace rmm::mr::detail
