@@ -190,10 +190,17 @@ std::optional<outcome> replay_expandable(std::vector<event> const& events,
 // pool first remaps a hole whose free neighbours make the request fit, else unmaps the fully
 // free pieces (of @p piece bytes, laid out from the range's start) inside every free block
 // but the trailing one, and then extends. Holes stay allocated in the list while unmapped.
+//
+// With @p defragment (pool_memory_resource::set_defragment_threshold), holes are also made with no
+// cap: before the range maps new memory at its end (no hole maps back into a fit), if at least
+// that many bytes of whole pieces lie in free blocks before the tail, they are unmapped first;
+// @p defragmentations counts how often (each a device synchronisation in the pool).
 std::optional<outcome> replay_expandable_holes(std::vector<event> const& events,
                                                std::size_t cap,
                                                std::size_t split,
-                                               int rounds = 1) {
+                                               int rounds                            = 1,
+                                               std::optional<std::size_t> defragment = {},
+                                               std::size_t* defragmentations         = nullptr) {
   std::map<std::uintptr_t, std::size_t> pieces;  // what one cuMemCreate maps, by address
   auto map_range = [&](std::uintptr_t at, std::size_t bytes) {
     std::size_t const piece = std::max(granule, bytes / split / granule * granule);
@@ -225,6 +232,20 @@ std::optional<outcome> replay_expandable_holes(std::vector<event> const& events,
     mapped += best->second;
     holes.erase(best);
     return true;
+  };
+  auto punchable = [&] {
+    std::size_t bytes        = 0;
+    std::uintptr_t const end = base + list.region_size(*region);
+    list.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, auto, auto) {
+      if (!is_free || b + s == end) {
+        return;
+      }
+      for (auto it = pieces.lower_bound(b); it != pieces.end() && it->first + it->second <= b + s;
+           ++it) {
+        bytes += it->second;
+      }
+    });
+    return bytes;
   };
   auto punch = [&] {
     std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans;  // (block, hole start)
@@ -295,6 +316,17 @@ std::optional<outcome> replay_expandable_holes(std::vector<event> const& events,
     std::size_t by = missing(size);
     if (refill(size, mapped + by > cap ? cap : by)) {  // a hole, if it maps no more than the end
       return true;
+    }
+    if (defragment && punchable() >= std::max<std::size_t>(*defragment, 1)) {
+      punch();
+      if (defragmentations != nullptr) {
+        ++*defragmentations;
+      }
+      by = missing(size);
+      if (list.largest_free_block() >= size || refill(size, by)) {
+        return true;
+      }
+      by = missing(size);
     }
     if (mapped + by > cap) {
       punch();
@@ -410,6 +442,21 @@ int main(int argc, char** argv) {
         split,
         h / MiB,
         static_cast<double>(grown->peak_live) / static_cast<double>(h));
+  }
+  // Defragmentation without a cap (pool_memory_resource::set_defragment_threshold), with the
+  // pool's piece layout (each mapping call in 8 pieces).
+  std::printf("\n| defragment threshold | reserved MiB | efficiency | defragmentations |\n");
+  std::printf("| --- | --- | --- | --- |\n");
+  for (std::size_t const mib :
+       {std::size_t{16}, std::size_t{32}, std::size_t{64}, std::size_t{128}}) {
+    std::size_t count = 0;
+    auto const r      = replay_expandable_holes(
+        events, std::numeric_limits<std::size_t>::max(), 8, 1, mib * MiB, &count);
+    std::printf("| %zu MiB | %zu | %.3f | %zu |\n",
+                mib,
+                r->reserved / MiB,
+                static_cast<double>(r->peak_live) / static_cast<double>(r->reserved),
+                count);
   }
   return 0;
 }

@@ -69,9 +69,7 @@ class expandable_range {
     if (!region_) {
       return false;
     }
-    auto const tail        = list.trailing_free_block(*region_);
-    std::size_t const have = tail && tail->second == tag ? tail->first : 0;
-    std::size_t const by   = align_up(size - std::min(size, have), granularity());
+    std::size_t const by = missing(list, size, tag);
     if (refill(list, size, tag, by > room ? room : by, error)) {
       return true;
     }
@@ -79,7 +77,35 @@ class expandable_range {
       error = "growing the range by " + std::to_string(by) + " bytes would exceed the maximum";
       return false;
     }
+    adopt_unowned_tail(list, tag);
     return extend(list, by, stream, tag, error);
+  }
+
+  /**
+   * @brief True if growing for a request of @p size bytes for @p tag would map new memory at the
+   * range's end (no hole maps back into a fit at no greater cost). The pool's defragmentation
+   * asks this before it synchronises: a refill needs no synchronisation.
+   */
+  [[nodiscard]] bool would_extend(tlsf_free_list const& list, std::size_t size, tag_t tag) const {
+    if (!region_) {
+      return false;
+    }
+    return find_refill(list, size, tag, missing(list, size, tag)) == holes_.end();
+  }
+
+  /**
+   * @brief Bytes that punch_holes() would unmap now: the whole pieces of physical memory inside
+   * the free blocks of the pool's ranges, the growing range's free tail excepted. O(blocks).
+   */
+  [[nodiscard]] std::size_t punchable(tlsf_free_list const& list) const {
+    std::size_t bytes = 0;
+    for (span const& b : middle_free_blocks(list)) {
+      for (auto const& run :
+           vmm_->decommittable(reinterpret_cast<void*>(b.range), b.base - b.range, b.size)) {
+        bytes += run.second;
+      }
+    }
+    return bytes;
   }
 
   /**
@@ -91,20 +117,7 @@ class expandable_range {
   std::size_t punch_holes(tlsf_free_list& list, cuda::stream_ref stream) noexcept {
     std::size_t unmapped = 0;
     try {
-      struct span {
-        std::uintptr_t base;
-        std::size_t size;
-        std::uintptr_t range;  // the virtual_memory_resource allocation it lies in
-      };
-      std::vector<span> blocks;
-      list.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, region_id id, tag_t) {
-        std::uintptr_t const base = list.region_base(id);  // the allocation's base
-        bool const growing_tail = region_ && id == *region_ && b + s == base + list.region_size(id);
-        if (is_free && !growing_tail) {
-          blocks.push_back({b, s, base});
-        }
-      });
-      for (span const& b : blocks) {
+      for (span const& b : middle_free_blocks(list)) {
         unmapped += punch_block(list, b.base, b.size, b.range, stream);
       }
     } catch (std::exception const& e) {
@@ -216,6 +229,43 @@ class expandable_range {
     std::size_t bytes;
     std::uintptr_t range;  // base of the virtual_memory_resource allocation it lies in
   };
+  using hole_iterator = std::map<std::uintptr_t, hole>::const_iterator;
+  struct span {
+    std::uintptr_t base;
+    std::size_t size;
+    std::uintptr_t range;  // the virtual_memory_resource allocation it lies in
+  };
+
+  // The granules to map after the range's free tail (if @p tag may use it) for @p size bytes.
+  [[nodiscard]] std::size_t missing(tlsf_free_list const& list, std::size_t size, tag_t tag) const {
+    auto const tail        = list.trailing_free_block(*region_);
+    std::size_t const have = tail && (tail->second == tag || tail->second == 0) ? tail->first : 0;
+    return align_up(size - std::min(size, have), granularity());
+  }
+
+  // A free tail owned by no stream (after a device synchronisation) is usable by any stream:
+  // it becomes @p tag's, so that the memory mapped after it merges with it.
+  void adopt_unowned_tail(tlsf_free_list& list, tag_t tag) {
+    auto const tail = list.trailing_free_block(*region_);
+    if (tail && tail->second == 0 && tag != 0) {
+      std::uintptr_t const end = list.region_base(*region_) + list.region_size(*region_);
+      list.retag_block(end - tail->first, 0, tag);
+    }
+  }
+
+  // Every free block of the pools' ranges but the growing range's free tail (which a trim gives
+  // back instead): where holes can be made.
+  [[nodiscard]] std::vector<span> middle_free_blocks(tlsf_free_list const& list) const {
+    std::vector<span> blocks;
+    list.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, region_id id, tag_t) {
+      std::uintptr_t const base = list.region_base(id);  // the allocation's base
+      bool const growing_tail   = region_ && id == *region_ && b + s == base + list.region_size(id);
+      if (is_free && !growing_tail) {
+        blocks.push_back({b, s, base});
+      }
+    });
+    return blocks;
+  }
 
   bool extend(tlsf_free_list& list,
               std::size_t by,
@@ -244,10 +294,12 @@ class expandable_range {
     }
   }
 
-  // Maps and frees the smallest hole (of at most `limit` bytes) that, with its free neighbours
-  // of `tag`, makes a block of `size`.
-  bool refill(
-      tlsf_free_list& list, std::size_t size, tag_t tag, std::size_t limit, std::string& error) {
+  // The smallest hole (of at most `limit` bytes) that, with its free neighbours of `tag`, makes a
+  // block of `size`; holes_.end() if none.
+  [[nodiscard]] hole_iterator find_refill(tlsf_free_list const& list,
+                                          std::size_t size,
+                                          tag_t tag,
+                                          std::size_t limit) const {
     auto best = holes_.end();
     for (auto it = holes_.begin(); it != holes_.end(); ++it) {
       if (it->second.bytes > limit ||
@@ -259,6 +311,13 @@ class expandable_range {
         best = it;
       }
     }
+    return best;
+  }
+
+  // Maps and frees the hole find_refill() chooses.
+  bool refill(
+      tlsf_free_list& list, std::size_t size, tag_t tag, std::size_t limit, std::string& error) {
+    auto const best = find_refill(list, size, tag, limit);
     if (best == holes_.end()) {
       return false;
     }

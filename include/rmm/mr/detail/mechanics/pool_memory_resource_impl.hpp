@@ -11,8 +11,8 @@
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/mechanics/device_binding.hpp>
 #include <rmm/mr/detail/algorithms/piece_map.hpp>
+#include <rmm/mr/detail/mechanics/device_binding.hpp>
 #include <rmm/mr/detail/mechanics/pool_shard.hpp>
 #include <rmm/mr/detail/mechanics/shared_state.hpp>
 #include <rmm/mr/detail/mechanics/stream_key.hpp>
@@ -159,6 +159,13 @@ class pool_memory_resource_impl : private device_binding,
 
   void set_release_threshold(std::size_t bytes) noexcept { root_.set_release_threshold(bytes); }
   [[nodiscard]] std::size_t release_threshold() const noexcept { return root_.release_threshold(); }
+  void set_defragment_threshold(std::size_t bytes) noexcept {
+    root_.set_defragment_threshold(bytes);
+  }
+  [[nodiscard]] std::size_t defragment_threshold() const noexcept {
+    return root_.defragment_threshold();
+  }
+  [[nodiscard]] std::size_t defragmentations() const noexcept { return root_.defragmentations(); }
 
   /// @brief Shards the pool now, whatever the contention (for tests and benchmarks); does nothing
   /// over an upstream that grows in place. Thread-safe.

@@ -12,10 +12,10 @@
 #include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
-#include <rmm/mr/detail/mechanics/expandable_range.hpp>
 #include <rmm/mr/detail/algorithms/piece_map.hpp>
-#include <rmm/mr/detail/mechanics/stream_ordered_core.hpp>
 #include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
+#include <rmm/mr/detail/mechanics/expandable_range.hpp>
+#include <rmm/mr/detail/mechanics/stream_ordered_core.hpp>
 #include <rmm/mr/memory_snapshot.hpp>
 #include <rmm/mr/virtual_memory_resource.hpp>
 #include <rmm/process_is_exiting.hpp>
@@ -211,6 +211,21 @@ class pool_shard : public stream_ordered_core<pool_shard> {
     return release_threshold_.load(std::memory_order_relaxed);
   }
 
+  void set_defragment_threshold(std::size_t bytes) noexcept {
+    defragment_threshold_.store(bytes, std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::size_t defragment_threshold() const noexcept {
+    return defragment_threshold_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::size_t defragmentations() const noexcept {
+    std::lock_guard<spin_mutex> lock(mutex());
+    return defragmentations_;
+  }
+
+  /// The default of set_defragment_threshold: chosen with rmm_growth_sim on the ResNet-50 and
+  /// GPT-2 training logs (docs/expandable_pool.md).
+  static constexpr std::size_t default_defragment_threshold = std::size_t{32} << 20U;
+
  private:
   using tag_t     = tlsf_free_list::tag_t;
   using region_id = tlsf_free_list::region_id;
@@ -247,8 +262,8 @@ class pool_shard : public stream_ordered_core<pool_shard> {
   // Growth policy. Over a growable upstream (virtual_memory_resource): map a hole whose free
   // neighbours make the request fit, or extend the current range in place by the granules still
   // missing after its free tail, so that the pool maps no more than its high-water mark rounded
-  // to a granule (detail/mechanics/expandable_range.hpp). Over any other upstream: a new chunk of the
-  // largest of the request, 32 MiB and an eighth of the pool, never beyond the maximum. The
+  // to a granule (detail/mechanics/expandable_range.hpp). Over any other upstream: a new chunk of
+  // the largest of the request, 32 MiB and an eighth of the pool, never beyond the maximum. The
   // eighth keeps the number of upstream calls logarithmic in the pool's size while bounding the
   // overshoot to 12.5% (the earlier "current size" doubled the pool: 4096 MiB for 2822 MiB
   // live on the ResNet-50 log; an eighth measures 0.90 there, see docs/benchmarks.md).
@@ -258,6 +273,9 @@ class pool_shard : public stream_ordered_core<pool_shard> {
           align_up(std::max({size, free_list_.total_bytes() / growth_divisor, min_piece}),
                    CUDA_ALLOCATION_ALIGNMENT);
       return borrow(want, stream, tag) || (want != size && borrow(size, stream, tag));
+    }
+    if (defragment(size, stream, tag) && free_list_.largest_free_block(tag) >= size) {
+      return true;
     }
     std::size_t const current = mapped_bytes();
     std::size_t const room    = current > maximum_ ? 0 : maximum_ - current;
@@ -280,6 +298,40 @@ class pool_shard : public stream_ordered_core<pool_shard> {
                           CUDA_ALLOCATION_ALIGNMENT));
     return take_from_upstream(want, stream, tag) ||
            (want != size && take_from_upstream(size, stream, tag));
+  }
+
+  // Defragmentation, over a growable upstream (docs/expandable_pool.md): before the range maps
+  // new memory at its end, if at least the threshold of free memory in its middle could be
+  // unmapped, the pool waits for the device, unmaps that memory (holes, mapped back when a
+  // request needs them) and gives every free block to the requesting stream, so that the new
+  // memory joins the free tail. The device is then idle: no stream can still use a free block.
+  // Skipped while the requesting stream is being captured (no synchronisation is allowed then).
+  bool defragment(std::size_t size, cuda::stream_ref stream, tag_t tag) {
+    std::size_t const threshold = defragment_threshold_.load(std::memory_order_relaxed);
+    if (range_.upstream() == nullptr || threshold == std::numeric_limits<std::size_t>::max() ||
+        !range_.would_extend(free_list_, size, tag) ||
+        range_.punchable(free_list_) < std::max<std::size_t>(threshold, 1) ||
+        is_capturing(stream)) {
+      return false;
+    }
+    synchronize_and_disown();
+    try {
+      free_list_.retag(0, tag);
+    } catch (...) {  // out of host memory for the tag's index: the blocks stay unowned
+    }
+    range_.punch_holes(free_list_, stream);
+    range_.upstream()->flush();  // the device is idle: every unmap is due, give it back now
+    ++defragmentations_;
+    return true;
+  }
+
+  static bool is_capturing(cuda::stream_ref stream) noexcept {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream.get(), &status) != cudaSuccess) {
+      cudaGetLastError();
+      return true;  // unknown: do not synchronise
+    }
+    return status != cudaStreamCaptureStatusNone;
   }
 
   // The core's last growth attempt, after a device synchronisation: over a growable upstream,
@@ -427,6 +479,8 @@ class pool_shard : public stream_ordered_core<pool_shard> {
   std::optional<upstream_t> mutable upstream_;  // the root's only
   expandable_range range_;  // the range that grows in place, if the upstream can
   std::atomic<std::size_t> release_threshold_{std::numeric_limits<std::size_t>::max()};
+  std::atomic<std::size_t> defragment_threshold_{default_defragment_threshold};
+  std::size_t defragmentations_{};  // under the lock
   std::size_t maximum_;
   tlsf_free_list free_list_{CUDA_ALLOCATION_ALIGNMENT};
   std::string last_upstream_error_;

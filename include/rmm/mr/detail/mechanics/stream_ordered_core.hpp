@@ -215,6 +215,29 @@ class stream_ordered_core {
   // may hide it, e.g. to give memory back above a threshold. Must not throw.
   void after_free(std::uint32_t /*tag*/, cuda::stream_ref /*stream*/) noexcept {}
 
+  // Waits for all work and makes every free block memory owned by no stream (tag 0), merging
+  // what different streams freed. Shared lock held. Also the derived class's defragmentation step
+  // (pool_shard::grow).
+  void synchronize_and_disown() {
+    // Batches are emptied *before* the synchronisation: a block that another thread puts into
+    // its batch meanwhile may be used by work enqueued after the synchronisation began, which
+    // the synchronisation does not wait for. (Lists cannot change: the shared lock is held.)
+    std::vector<typename batch_t::block> batched = take_batches();
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+      cudaGetLastError();
+    }
+    std::size_t bytes = 0;
+    for (auto const& b : batched) {
+      derived().free_block(b.ptr, b.size, 0);
+      bytes += b.size;
+    }
+    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    for (tag_t t = 1; t < slots_.size(); ++t) {
+      derived().retag(t, 0);
+      slots_[t]->covered = true;
+    }
+  }
+
   // Waits for all work, makes every free block memory owned by no stream (merging what different
   // streams freed), then calls `give_back()` with the lock held: for a resource's release().
   template <typename F>
@@ -536,26 +559,6 @@ class stream_ordered_core {
   }
 
   // After a device synchronisation no free block has pending work: all become unowned.
-  void synchronize_and_disown() {
-    // Batches are emptied *before* the synchronisation: a block that another thread puts into
-    // its batch meanwhile may be used by work enqueued after the synchronisation began, which
-    // the synchronisation does not wait for. (Lists cannot change: the shared lock is held.)
-    std::vector<typename batch_t::block> batched = take_batches();
-    if (cudaDeviceSynchronize() != cudaSuccess) {
-      cudaGetLastError();
-    }
-    std::size_t bytes = 0;
-    for (auto const& b : batched) {
-      derived().free_block(b.ptr, b.size, 0);
-      bytes += b.size;
-    }
-    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-    for (tag_t t = 1; t < slots_.size(); ++t) {
-      derived().retag(t, 0);
-      slots_[t]->covered = true;
-    }
-  }
-
   std::optional<void*> last_resort(std::size_t size, tag_t tag, cuda::stream_ref stream) {
     synchronize_and_disown();
     if (auto p = from_unowned(size, tag)) {
