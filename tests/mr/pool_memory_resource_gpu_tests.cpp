@@ -150,6 +150,35 @@ TEST_CASE("pool: reuse from another stream waits for the freeing stream's work",
   pool.deallocate(s2, small, 256, 256);
 }
 
+TEST_CASE(
+    "pool: with two streams a small free waits in its stream's batch, taken back before growth",
+    "[gpu][pool]") {
+  constexpr std::size_t KiB = 1024;
+  pool_memory_resource pool{cuda_memory_resource{}, MiB, MiB};
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  rmm::cuda_stream busy;
+  void* small = pool.allocate(s2, 256, 256);  // a second stream: small frees are batched
+  void* spin  = pool.allocate(busy, 256, 256);
+  void* a     = pool.allocate(s1, 512 * KiB, 256);
+  rmm::test::fill_pattern(a, 512 * KiB, 1, s1.value());
+  pool.deallocate(s1, a, 512 * KiB, 256);
+  CHECK(pool.free_bytes() == MiB - 512);                      // the batch counts as free...
+  CHECK(pool.largest_free_block() == MiB - 512 - 512 * KiB);  // ...but is not in the list
+  // A kernel on another stream runs for 300 ms: the last resort's device synchronisation would
+  // wait for it. s1 needs more than the list holds: its batch joins its list first, with a
+  // record on s1 only, and a merges with the free rest.
+  rmm::test::fill_pattern_after_delay(spin, 256, 3, 300'000'000, busy.value());
+  void* b = pool.allocate(s1, 768 * KiB, 256);
+  CHECK(cudaStreamQuery(busy.value()) == cudaErrorNotReady);  // served without synchronising
+  CHECK(b == a);
+  rmm::test::fill_pattern(b, 768 * KiB, 2, s1.value());
+  CHECK(rmm::test::count_pattern_mismatches(b, 768 * KiB, 2, s1.value()) == 0);
+  pool.deallocate(s1, b, 768 * KiB, 256);
+  pool.deallocate(busy, spin, 256, 256);
+  pool.deallocate(s2, small, 256, 256);
+}
+
 TEST_CASE("pool: a per-thread default stream alone records nothing, yet another stream waits",
           "[gpu][pool]") {
   // Thread A's per-thread default stream is the pool's only stream, so its free records no event;

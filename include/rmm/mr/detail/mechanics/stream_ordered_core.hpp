@@ -20,17 +20,16 @@
  *   single-stream program pays no CUDA call at all. When a second stream first needs blocks that
  *   the only stream freed without a record, the core synchronises the device once and turns every
  *   free block into memory owned by no stream.
- * - Frees under contention (stream_ordered_core.md has the argument): with two or more streams,
- *   a free of at most `batch_max_block` bytes first tries the shared lock without waiting. If
- *   another thread holds it, the block (and the stream's next `contended_run` frees, which do not
- *   try the lock) goes into the freeing stream's batch (a free_batch under
- *   that stream's own lock), with no CUDA call. When the batch is full the freeing thread
- *   records the stream's event on the stream, from its own thread (which keeps per-thread
+ * - Frees with two or more streams (stream_ordered_core.md has the argument): a free of at most
+ *   `batch_max_block` bytes goes into the freeing stream's batch (a free_batch under that
+ *   stream's own lock), with no CUDA call and no shared lock. When the batch is full the freeing
+ *   thread records the stream's event on the stream, from its own thread (which keeps per-thread
  *   default streams correct), then returns the whole batch under the shared lock: one event
  *   record and one shared-lock hold per batch. Blocks in a batch are invisible to other streams
- *   (no event covers them yet); their own stream takes one back when the size matches exactly.
- *   A device synchronisation (the last resort, release(), teardown) empties every batch into
- *   memory owned by no stream.
+ *   (no event covers them yet); their own stream takes one back when the size matches exactly,
+ *   and returns its whole batch (recording its event) before the pool grows for it. A device
+ *   synchronisation (the last resort, release(), teardown) empties every batch into memory
+ *   owned by no stream.
  * - Only when neither the other streams' lists nor growth from upstream can serve a request does
  *   the core synchronise the device, merge every list (which coalesces neighbours that different
  *   streams freed), give fully free upstream chunks back, grow once more, and retry once; then
@@ -136,6 +135,9 @@ class stream_ordered_core {
         return *p;
       }
       if (auto p = from_other_streams(key, rounded, tag)) {
+        return *p;
+      }
+      if (auto p = from_own_returned_batch(key, rounded, tag)) {
         return *p;
       }
       if (derived().grow(rounded, stream, tag)) {
@@ -276,8 +278,6 @@ class stream_ordered_core {
   /// A batch is returned once it holds this many blocks or `batch_bytes` bytes.
   static constexpr std::size_t batch_blocks = 32;
   static constexpr std::size_t batch_bytes  = std::size_t{8} << 20U;
-  /// After the shared lock was found busy, this many frees batch without trying it.
-  static constexpr std::uint32_t contended_run = 1024;
 
  private:
   using batch_t = free_batch<batch_blocks>;
@@ -294,7 +294,6 @@ class stream_ordered_core {
     spin_mutex mtx;
     batch_t batch{batch_bytes};
     std::atomic<std::uint32_t> returning{0};  // batches taken out, not yet in the free list
-    std::uint32_t batch_only{0};  // frees left that batch without trying the shared lock
   };
 
   // The calling thread's recent slots: a free finds its stream's slot without the shared lock.
@@ -331,9 +330,11 @@ class stream_ordered_core {
     return p;
   }
 
-  // The free path with two or more streams. Returns false if the slot was recycled (the caller
-  // then takes the shared path). Lock order: a slot's lock may be held while *trying* the shared
-  // lock, never while waiting for it; the shared lock may be held while waiting for a slot's.
+  // The free path with two or more streams: every block goes into the stream's batch, and only
+  // the free that fills the batch records the stream's event and takes the shared lock. Returns
+  // false if the slot was recycled (the caller then takes the shared path). Lock order: a slot's
+  // lock is never held while waiting for the shared lock; the shared lock may be held while
+  // waiting for a slot's.
   bool free_contended(slot& s,
                       stream_key const& key,
                       void* ptr,
@@ -344,23 +345,6 @@ class stream_ordered_core {
       return false;
     }
     std::array<typename batch_t::block, batch_blocks> out;
-    // Once the shared lock was found busy, the next `contended_run` frees batch without trying
-    // it: a free that took the lock would record an event while holding it.
-    if (s.batch_only > 0) {
-      --s.batch_only;
-    } else if (mtx_.try_lock()) {  // uncontended: as with one lock, plus what the batch held
-      std::lock_guard<spin_mutex> lock(mtx_, std::adopt_lock);
-      std::size_t const n     = s.batch.take_all(out);
-      std::size_t const bytes = return_blocks(out, n, s.tag);
-      slot_lock.unlock();
-      derived().free_block(ptr, size, s.tag);
-      derived().after_free(s.tag, stream);
-      batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-      cover_after_free(s.tag, key);
-      return true;
-    } else {
-      s.batch_only = contended_run;
-    }
     batched_bytes_.fetch_add(size, std::memory_order_relaxed);
     if (!s.batch.push(ptr, size)) {
       return true;  // no CUDA call, no shared lock
@@ -382,6 +366,33 @@ class stream_ordered_core {
     s.covered = true;
     s.returning.fetch_sub(1, std::memory_order_relaxed);
     return true;
+  }
+
+  // Before the pool grows for stream `key` (shared lock held): the stream's own batch goes into
+  // its list, after a record of its event issued from this thread, the stream's user (so per-thread
+  // default streams stay correct); then the request is tried again. The record follows every
+  // block in the list, so the slot is covered afterwards.
+  std::optional<void*> from_own_returned_batch(stream_key const& key, std::size_t size, tag_t tag) {
+    if (tag == 0) {
+      return std::nullopt;
+    }
+    slot& s = *slots_[tag];
+    std::array<typename batch_t::block, batch_blocks> out;
+    std::size_t n = 0;
+    {
+      std::lock_guard<spin_mutex> slot_lock(s.mtx);  // order: shared lock, then slot
+      if (s.key != key || s.batch.empty()) {
+        return std::nullopt;
+      }
+      n = s.batch.take_all(out);
+      if (s.event != nullptr) {
+        record(s, key);
+      } else {
+        s.covered = false;  // one stream: nobody to order against (see cover_after_free)
+      }
+    }
+    batched_bytes_.fetch_sub(return_blocks(out, n, tag), std::memory_order_relaxed);
+    return derived().try_allocate(size, tag);
   }
 
   // Puts `n` batched blocks into `tag`'s list (shared lock held); returns their bytes.
