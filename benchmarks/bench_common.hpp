@@ -91,6 +91,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -232,6 +233,39 @@ struct cuda_async_baseline {
     static_cast<void>(cudaFreeAsync(ptr, stream.get()));
   }
 };
+
+// --- threads -----------------------------------------------------------------------------------
+
+/// @brief Runs body(t) on threads t = 0, ..., n - 1 and joins them; returns what each threw (null
+/// where nothing). The multi-thread benchmarks time this, then rethrow_first() after cleaning up.
+template <class Body>
+std::vector<std::exception_ptr> run_on_threads(std::size_t n, Body const& body) {
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> workers;
+  workers.reserve(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    workers.emplace_back([&errors, &body, t] {
+      try {
+        body(t);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  }
+  for (auto& w : workers) {
+    w.join();
+  }
+  return errors;
+}
+
+/// @brief Rethrows the first exception of @p errors, if any.
+inline void rethrow_first(std::vector<std::exception_ptr> const& errors) {
+  for (auto const& e : errors) {
+    if (e) {
+      std::rethrow_exception(e);
+    }
+  }
+}
 
 // --- the random-allocations workload ---------------------------------------------------------
 

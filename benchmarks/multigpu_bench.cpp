@@ -113,32 +113,20 @@ double run_threads(mgpu_fixture<Resource>& fx,
   std::size_t const per_device = threads / gpus;
   bool const gpu               = rb::have_gpu();
   std::vector<std::size_t> thread_failures(threads, 0);
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> workers;
-  workers.reserve(threads);
   for (auto& l : fx.live) {
     l.clear();
   }
-  auto const start = rb::clock_type::now();
-  for (std::size_t t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      try {
-        std::size_t const d = t % gpus;
-        if (gpu) {
-          RMM_CUDA_TRY(cudaSetDevice(static_cast<int>(d)));
-        }
-        rb::workload_params const params{
-            num, max_mib, 16000 / per_device, 1234U + static_cast<unsigned>(t)};
-        thread_failures[t] =
-            rb::random_workload(*fx.mrs[d], cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  }
-  for (auto& w : workers) {
-    w.join();
-  }
+  auto const start  = rb::clock_type::now();
+  auto const errors = rb::run_on_threads(threads, [&](std::size_t t) {
+    std::size_t const d = t % gpus;
+    if (gpu) {
+      RMM_CUDA_TRY(cudaSetDevice(static_cast<int>(d)));
+    }
+    rb::workload_params const params{
+        num, max_mib, 16000 / per_device, 1234U + static_cast<unsigned>(t)};
+    thread_failures[t] =
+        rb::random_workload(*fx.mrs[d], cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
+  });
   sync_devices(gpus);
   double const elapsed = rb::seconds_since(start);
   for (std::size_t d = 0; d < gpus; ++d) {
@@ -154,11 +142,7 @@ double run_threads(mgpu_fixture<Resource>& fx,
     failures += thread_failures[t];
   }
   sync_devices(gpus);
-  for (auto const& e : errors) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-  }
+  rb::rethrow_first(errors);
   return elapsed;
 }
 

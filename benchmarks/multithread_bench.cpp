@@ -42,28 +42,16 @@ double run_threads(mt_fixture<Resource>& fx,
                    std::size_t& failures) {
   std::size_t const threads = fx.streams.size();
   std::vector<std::size_t> thread_failures(threads, 0);
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> workers;
-  workers.reserve(threads);
   for (auto& l : fx.live) {
     l.clear();
   }
-  auto const start = rb::clock_type::now();
-  for (std::size_t t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      try {
-        rb::workload_params const params{
-            num, max_mib, 16000 / threads, 1234U + static_cast<unsigned>(t)};
-        thread_failures[t] =
-            rb::random_workload(*fx.mr, cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  }
-  for (auto& w : workers) {
-    w.join();
-  }
+  auto const start  = rb::clock_type::now();
+  auto const errors = rb::run_on_threads(threads, [&](std::size_t t) {
+    rb::workload_params const params{
+        num, max_mib, 16000 / threads, 1234U + static_cast<unsigned>(t)};
+    thread_failures[t] =
+        rb::random_workload(*fx.mr, cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
+  });
   rb::device_sync();
   double const elapsed = rb::seconds_since(start);
   for (std::size_t t = 0; t < threads; ++t) {
@@ -71,11 +59,7 @@ double run_threads(mt_fixture<Resource>& fx,
     failures += thread_failures[t];
   }
   rb::device_sync();
-  for (auto const& e : errors) {
-    if (e) {
-      std::rethrow_exception(e);
-    }
-  }
+  rb::rethrow_first(errors);
   return elapsed;
 }
 
