@@ -10,7 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -77,21 +79,30 @@ TEST_CASE("fixed_size: grows by blocks_to_preallocate and hands out distinct blo
 
 TEST_CASE("fixed_size: reuse from another stream waits for the freeing stream's work",
           "[gpu][fixed_size]") {
+  // With two streams, s1's frees wait in its batch until it holds 8 MiB (8 blocks here): then
+  // s1's event is recorded and the blocks join s1's list, where s2 may take them after waiting
+  // on that event. Each block's writer is still running when s1 frees it.
   fixed_size_memory_resource mr{cuda_memory_resource{}, MiB, 1};
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
-  void* a      = mr.allocate(s1, MiB, 256);
-  void* theirs = mr.allocate(s2, MiB, 256);  // both streams known: frees record events
-  CHECK(mr.capacity_blocks() == 2);
-  rmm::test::fill_pattern_after_delay(a, MiB, 1, 200'000'000, s1.value());
-  mr.deallocate(s1, a, MiB, 256);
+  void* theirs = mr.allocate(s2, MiB, 256);  // both streams known: frees are batched
+  std::vector<void*> mine(8);
+  for (auto& p : mine) {
+    p = mr.allocate(s1, MiB, 256);
+  }
+  CHECK(mr.capacity_blocks() == 9);
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    rmm::test::fill_pattern_after_delay(
+        mine[i], MiB, static_cast<std::uint32_t>(i + 1), 25'000'000, s1.value());
+    mr.deallocate(s1, mine[i], MiB, 256);  // the eighth fills the batch: one record, the list
+  }
   mr.deallocate(s2, theirs, MiB, 256);
-  CHECK(mr.allocate(s2, MiB, 256) == theirs);  // its own block first
+  CHECK(mr.allocate(s2, MiB, 256) == theirs);  // its own block first (from its batch)
   void* b = mr.allocate(s2, MiB, 256);
-  CHECK(b == a);  // then s1's, after an event wait, rather than growing
-  CHECK(mr.capacity_blocks() == 2);
-  rmm::test::fill_pattern(b, MiB, 2, s2.value());
-  CHECK(rmm::test::count_pattern_mismatches(b, MiB, 2, s2.value()) == 0);
+  CHECK(std::find(mine.begin(), mine.end(), b) != mine.end());  // then s1's, not grown
+  CHECK(mr.capacity_blocks() == 9);
+  rmm::test::fill_pattern(b, MiB, 20, s2.value());
+  CHECK(rmm::test::count_pattern_mismatches(b, MiB, 20, s2.value()) == 0);
   mr.deallocate(s2, b, MiB, 256);
   mr.deallocate(s2, theirs, MiB, 256);
 }
