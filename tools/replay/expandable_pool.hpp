@@ -30,6 +30,8 @@ class expandable_pool {
   void deallocate(cuda::stream_ref stream, void* p, std::size_t bytes, std::size_t alignment) {
     pool_.deallocate(stream, p, bytes, alignment);
   }
+  /// @brief How many times the pool defragmented (pool_memory_resource::defragmentations).
+  [[nodiscard]] std::size_t defragmentations() const { return pool_.defragmentations(); }
   /// @brief The most bytes the virtual memory resource had mapped at once.
   [[nodiscard]] std::size_t peak_reserved_bytes() const { return vmm_.statistics().peak_mapped; }
 

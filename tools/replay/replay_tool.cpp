@@ -226,6 +226,8 @@ void run_real(std::string const& name, context const& c, tool_row& row) {
     expandable_pool mr;
     measure(
         mr, [&mr] { return mr.peak_reserved_bytes(); }, c, row);
+    c.progress << "expandable: " << mr.defragmentations()
+               << " defragmentations (device synchronisations before growth)\n";
   } else if (name == "arena") {
     rmm::mr::arena_memory_resource mr{up};
     measure(mr, peak, c, row);

@@ -177,15 +177,17 @@ class pool_memory_resource : public cuda::mr::shared_resource<detail::pool_memor
   }
 
   /**
-   * @brief Over a virtual_memory_resource: before the pool maps new memory at the end of its
-   * range, if at least @p bytes of free memory in the middle of its ranges could be unmapped
-   * (whole pieces of physical memory inside free blocks), the pool synchronises the device,
-   * unmaps that memory (it is mapped back when a request needs it) and then grows. The device
-   * memory the pool holds then stays near what is live, at the cost of one device
-   * synchronisation per such growth (on the GPT-2 training log: 6 in 30 steps, 13,286 MiB held
-   * at the peak instead of 13,874 for 12,964 MiB live; see docs/expandable_pool.md).
+   * @brief Over a virtual_memory_resource: before the pool maps memory that would take it above
+   * the most it has held (growth past its peak), if at least @p bytes of free memory in the
+   * middle of its ranges could be unmapped (whole pieces of physical memory inside free
+   * blocks), the pool synchronises the device, unmaps that memory (it is mapped back when a
+   * request needs it) and then grows. The device memory the pool holds at its peak then stays
+   * nearer what is live, at the cost of one device synchronisation per such growth; a loop that
+   * repeats its peak stops defragmenting (GPT-2 training log, host simulation: 13,376 MiB
+   * instead of 13,874 for 12,964 MiB live, 3 synchronisations in 30 steps; see
+   * docs/expandable_pool.md).
    *
-   * The default is 32 MiB; std::numeric_limits<std::size_t>::max() turns it off (a pool that
+   * The default is 64 MiB; std::numeric_limits<std::size_t>::max() turns it off (a pool that
    * must never synchronise in allocate, e.g. while another thread captures a CUDA graph in
    * global mode: the synchronisation would invalidate that capture; a request on a stream that
    * is being captured never defragments). Ignored over other upstreams. Not part of RMM's API.

@@ -82,15 +82,14 @@ class expandable_range {
   }
 
   /**
-   * @brief True if growing for a request of @p size bytes for @p tag would map new memory at the
-   * range's end (no hole maps back into a fit at no greater cost). The pool's defragmentation
-   * asks this before it synchronises: a refill needs no synchronisation.
+   * @brief The granules that extending the range for a request of @p size bytes for @p tag
+   * would map: what the range's free tail (if @p tag may use it) lacks. At most what mapping a
+   * hole back instead would cost. Precondition: the range exists.
    */
-  [[nodiscard]] bool would_extend(tlsf_free_list const& list, std::size_t size, tag_t tag) const {
-    if (!region_) {
-      return false;
-    }
-    return find_refill(list, size, tag, missing(list, size, tag)) == holes_.end();
+  [[nodiscard]] std::size_t missing_bytes(tlsf_free_list const& list,
+                                          std::size_t size,
+                                          tag_t tag) const {
+    return missing(list, size, tag);
   }
 
   /**

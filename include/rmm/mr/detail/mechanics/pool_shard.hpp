@@ -224,7 +224,7 @@ class pool_shard : public stream_ordered_core<pool_shard> {
 
   /// The default of set_defragment_threshold: chosen with rmm_growth_sim on the ResNet-50 and
   /// GPT-2 training logs (docs/expandable_pool.md).
-  static constexpr std::size_t default_defragment_threshold = std::size_t{32} << 20U;
+  static constexpr std::size_t default_defragment_threshold = std::size_t{64} << 20U;
 
  private:
   using tag_t     = tlsf_free_list::tag_t;
@@ -268,6 +268,14 @@ class pool_shard : public stream_ordered_core<pool_shard> {
   // overshoot to 12.5% (the earlier "current size" doubled the pool: 4096 MiB for 2822 MiB
   // live on the ResNet-50 log; an eighth measures 0.90 there, see docs/benchmarks.md).
   bool grow(std::size_t size, cuda::stream_ref stream, tag_t tag) {
+    bool const grown = grow_once(size, stream, tag);
+    if (grown && parent_ == nullptr) {
+      peak_mapped_ = std::max(peak_mapped_, mapped_bytes());
+    }
+    return grown;
+  }
+
+  bool grow_once(std::size_t size, cuda::stream_ref stream, tag_t tag) {
     if (parent_ != nullptr) {
       std::size_t const want =
           align_up(std::max({size, free_list_.total_bytes() / growth_divisor, min_piece}),
@@ -300,16 +308,23 @@ class pool_shard : public stream_ordered_core<pool_shard> {
            (want != size && take_from_upstream(size, stream, tag));
   }
 
-  // Defragmentation, over a growable upstream (docs/expandable_pool.md): before the range maps
-  // new memory at its end, if at least the threshold of free memory in its middle could be
+  // Defragmentation, over a growable upstream (docs/expandable_pool.md): before the pool maps
+  // memory (a hole back, or more at the range's end) that would take it above the most it has
+  // held, if at least the threshold of free memory in the middle of its ranges could be
   // unmapped, the pool waits for the device, unmaps that memory (holes, mapped back when a
-  // request needs them) and gives every free block to the requesting stream, so that the new
-  // memory joins the free tail. The device is then idle: no stream can still use a free block.
+  // request needs them) and gives every free block to the requesting stream, so that new memory
+  // joins the free tail. The device is then idle: no stream can still use a free block. Below
+  // the peak nothing is synchronised, so a loop that repeats its peak stops defragmenting.
   // Skipped while the requesting stream is being captured (no synchronisation is allowed then).
   bool defragment(std::size_t size, cuda::stream_ref stream, tag_t tag) {
     std::size_t const threshold = defragment_threshold_.load(std::memory_order_relaxed);
-    if (range_.upstream() == nullptr || threshold == std::numeric_limits<std::size_t>::max() ||
-        !range_.would_extend(free_list_, size, tag) ||
+    if (range_.upstream() == nullptr || !range_.region()) {
+      return false;
+    }
+    std::size_t const mapped = mapped_bytes();
+    peak_mapped_             = std::max(peak_mapped_, mapped);
+    if (threshold == std::numeric_limits<std::size_t>::max() ||
+        mapped + range_.missing_bytes(free_list_, size, tag) <= peak_mapped_ ||
         range_.punchable(free_list_) < std::max<std::size_t>(threshold, 1) ||
         is_capturing(stream)) {
       return false;
@@ -481,6 +496,7 @@ class pool_shard : public stream_ordered_core<pool_shard> {
   std::atomic<std::size_t> release_threshold_{std::numeric_limits<std::size_t>::max()};
   std::atomic<std::size_t> defragment_threshold_{default_defragment_threshold};
   std::size_t defragmentations_{};  // under the lock
+  std::size_t peak_mapped_{};       // the most mapped_bytes() after a growth, under the lock
   std::size_t maximum_;
   tlsf_free_list free_list_{CUDA_ALLOCATION_ALIGNMENT};
   std::string last_upstream_error_;
