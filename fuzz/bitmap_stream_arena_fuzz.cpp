@@ -15,6 +15,7 @@
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
 #include <rmm/mr/detail/algorithms/bitmap_stream_arena.hpp>
+#include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +38,8 @@ constexpr std::uintptr_t far = std::uintptr_t{1} << 40U;  // superblocks added o
 
 class driver {
  public:
-  explicit driver(std::size_t cache) : bm_{cache}, list_{cache}, model_{cache} {}
+  explicit driver(std::size_t cache)
+      : bm_{cache}, list_{far, std::size_t{64} << 30U, cache}, model_{cache} {}
 
   void step(reader& in) {
     switch (in.byte() % 8U) {
@@ -168,7 +170,7 @@ class driver {
   }
 
   arena::bitmap_stream_arena bm_;
-  arena::stream_arena list_;
+  arena::chunk_stream_arena list_;
   rmm::test::reference_stream_arena model_;
   std::map<std::uintptr_t, std::size_t> live_;
   std::uintptr_t far_next_{far};
