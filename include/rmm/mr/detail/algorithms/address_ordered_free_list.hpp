@@ -521,11 +521,11 @@ class address_ordered_free_list {
     visit(nodes_[t].right, f);
   }
 
-  // Invariant checks behind validate() (address_ordered_free_list_checks.hpp).
+  // Invariant checks behind validate() (address_ordered_free_list_impl.hpp).
   std::size_t validate_subtree(index_t t, std::uint32_t max_priority, walk_state& st) const;
   void validate_block(node const& n, walk_state& st) const;
 
-  // Argument checks (address_ordered_free_list_checks.hpp): each throws std::invalid_argument
+  // Argument checks (address_ordered_free_list_impl.hpp): each throws std::invalid_argument
   // naming the values, before anything changes.
   void check_size(char const* what, std::size_t size) const;
   void check_aligned(char const* what, std::uintptr_t addr) const;

@@ -256,19 +256,7 @@ class chunk_stream_arena {
   }
 
   /// @brief The free blocks in address order. O(chunks / 64 + S + n).
-  [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> free_blocks() const {
-    std::vector<std::pair<std::uintptr_t, std::size_t>> out;
-    for_each_sb([&](sb_rec const& sb) {
-      if (sb.tree) {
-        sb.tree->for_each([&](std::uintptr_t b, std::size_t s) { out.emplace_back(b, s); });
-      } else {
-        for (auto const& b : sb.blocks) {
-          out.emplace_back(b.base, b.size);
-        }
-      }
-    });
-    return out;
-  }
+  [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> free_blocks() const;
 
   /**
    * @brief Checks every invariant listed in chunk_stream_arena.md: the blocks of each superblock
@@ -280,23 +268,8 @@ class chunk_stream_arena {
   void validate() const;
 
   /// @brief A multi-line description (superblocks and their use), for the out-of-memory dump.
-  [[nodiscard]] std::string describe(std::size_t max_lines = 64) const {
-    std::string out = "holds " + std::to_string(held_bytes_) + " bytes in " +
-                      std::to_string(num_superblocks_) + " superblocks, allocated " +
-                      std::to_string(allocated_bytes_) + ", free " + std::to_string(free_bytes_) +
-                      ", largest free block " + std::to_string(largest_free_block()) + "\n";
-    std::size_t shown = 0;
-    for_each_sb([&](sb_rec const& sb) {
-      if (shown++ < max_lines) {
-        out += "  superblock [" + format_hex(sb.base) + ", +" + std::to_string(sb.size) +
-               "): allocated " + std::to_string(sb.allocated) + "\n";
-      }
-    });
-    if (shown > max_lines) {
-      out += "  ... " + std::to_string(shown - max_lines) + " more superblocks\n";
-    }
-    return out;
-  }
+  /// O(chunks / 64 + S).
+  [[nodiscard]] std::string describe(std::size_t max_lines = 64) const;
 
  private:
   static constexpr unsigned chunk_shift = 21;  // 2 MiB, the standard superblock size

@@ -1,8 +1,9 @@
 /**
  * @file chunk_stream_arena_checks.hpp
- * @brief chunk_stream_arena::validate(), defined out of line: the invariant checks listed in
- * chunk_stream_arena.md (std::logic_error on the first violation). Included at the end of
- * chunk_stream_arena.hpp; including it alone includes that header.
+ * @brief Members of chunk_stream_arena defined out of line, all O(n) and meant for tests and
+ * diagnostics: validate() (the invariant checks listed in chunk_stream_arena.md, std::logic_error
+ * on the first violation), free_blocks() and describe() (the out-of-memory dump). Included at the
+ * end of chunk_stream_arena.hpp; including it alone includes that header.
  */
 #pragma once
 
@@ -11,9 +12,43 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace rmm::mr::detail::arena {
+
+inline std::vector<std::pair<std::uintptr_t, std::size_t>> chunk_stream_arena::free_blocks() const {
+  std::vector<std::pair<std::uintptr_t, std::size_t>> out;
+  for_each_sb([&](sb_rec const& sb) {
+    if (sb.tree) {
+      sb.tree->for_each([&](std::uintptr_t b, std::size_t s) { out.emplace_back(b, s); });
+    } else {
+      for (auto const& b : sb.blocks) {
+        out.emplace_back(b.base, b.size);
+      }
+    }
+  });
+  return out;
+}
+
+inline std::string chunk_stream_arena::describe(std::size_t max_lines) const {
+  std::string out = "holds " + std::to_string(held_bytes_) + " bytes in " +
+                    std::to_string(num_superblocks_) + " superblocks, allocated " +
+                    std::to_string(allocated_bytes_) + ", free " + std::to_string(free_bytes_) +
+                    ", largest free block " + std::to_string(largest_free_block()) + "\n";
+  std::size_t shown = 0;
+  for_each_sb([&](sb_rec const& sb) {
+    if (shown++ < max_lines) {
+      out += "  superblock [" + format_hex(sb.base) + ", +" + std::to_string(sb.size) +
+             "): allocated " + std::to_string(sb.allocated) + "\n";
+    }
+  });
+  if (shown > max_lines) {
+    out += "  ... " + std::to_string(shown - max_lines) + " more superblocks\n";
+  }
+  return out;
+}
 
 inline void chunk_stream_arena::validate() const {
   std::size_t held = 0, allocated = 0, free = 0, cached = 0, empty = 0, trees = 0, count = 0;
