@@ -181,3 +181,24 @@ TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[ar
   CHECK_FALSE(a.owns(B + 6 * SB));
   a.validate();
 }
+
+TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
+  // 81 chunks (+256 B): leaves 88, then 16 (11 groups, padded), then 2; 20224 chunks (the
+  // resource's 40448 MiB arena): 20224, 2528, 320 (316 groups, padded), 40, 5.
+  for (std::size_t span : {81 * SB + 256, std::size_t{40448} << 20U}) {
+    chunk_stream_arena a{B, span, 0};
+    a.validate();
+    std::uintptr_t const last = B + (span - 1) / SB * SB;  // the last chunk, maybe partial
+    a.add_superblock(last, B + span - last);
+    a.add_superblock(B + SB, SB);
+    a.validate();
+    CHECK(a.allocate(SB) == B + SB);
+    CHECK(a.allocate(256) == last);
+    CHECK(a.largest_free_block() == B + span - last - 256);
+    a.validate();
+    CHECK(a.deallocate(B + SB, SB) == arena::range{B + SB, SB});  // cache 0: released at once
+    CHECK(a.deallocate(last, 256) == arena::range{last, B + span - last});
+    a.validate();
+    CHECK(a.largest_free_block() == 0);
+  }
+}

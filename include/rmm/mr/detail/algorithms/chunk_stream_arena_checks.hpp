@@ -102,14 +102,20 @@ inline void chunk_stream_arena::validate() const {
     expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);
   }
   expect(leaf == levels_[0], "max tree leaves are off", 0);
+  // Every level but the top is whole groups of `fan`; a level above holds one maximum per group
+  // of the level below, padded with zeros to whole groups itself (the top is not padded).
   for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
-    expect(levels_[l].size() == levels_[l + 1].size() * fan, "max tree shape is off", l);
+    std::size_t const groups = levels_[l].size() / fan;
+    std::size_t const above  = l + 2 < levels_.size() ? (groups + fan - 1) / fan * fan : groups;
+    expect(
+        levels_[l].size() % fan == 0 && levels_[l + 1].size() == above, "max tree shape is off", l);
     for (std::size_t g = 0; g < levels_[l + 1].size(); ++g) {
-      auto const first = levels_[l].begin() + static_cast<std::ptrdiff_t>(g * fan);
-      expect(
-          levels_[l + 1][g] == *std::max_element(first, first + static_cast<std::ptrdiff_t>(fan)),
-          "max tree is off",
-          g);
+      std::size_t m = 0;
+      if (g < groups) {
+        auto const first = levels_[l].begin() + static_cast<std::ptrdiff_t>(g * fan);
+        m                = *std::max_element(first, first + static_cast<std::ptrdiff_t>(fan));
+      }
+      expect(levels_[l + 1][g] == m, "max tree is off", g);
     }
   }
   std::size_t listed = 0;
