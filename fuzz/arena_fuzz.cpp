@@ -1,8 +1,8 @@
 /**
  * @file arena_fuzz.cpp
  * @brief libFuzzer target: decodes the input into a sequence of operations on the host
- * bookkeeping of arena_memory_resource (one global_arena, several stream_arenas, driven as the
- * CUDA layer drives them), checks each step against a naive reference model, and aborts on any
+ * bookkeeping of arena_memory_resource (one global_arena, several chunk_stream_arenas, driven as
+ * the CUDA layer drives them), checks each step against a naive reference model, and aborts on any
  * disagreement, failed validate() or unexpected exception.
  *
  * Input: byte 0 picks the arena size and the number of streams; then each operation is an opcode
@@ -12,6 +12,7 @@
 #include "fuzz_input.hpp"
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -39,7 +40,7 @@ class driver {
  public:
   driver(std::size_t size, std::size_t streams) : size_{size}, g_{B, size} {
     for (std::size_t i = 0; i < streams; ++i) {
-      arenas_.emplace_back((i % 3) * SB + (i % 2) * 256);  // various cache sizes
+      arenas_.emplace_back(B, size, (i % 3) * SB + (i % 2) * 256);  // various cache sizes
       held_.emplace_back();
     }
   }
@@ -212,7 +213,7 @@ class driver {
 
   std::size_t size_;
   arena::global_arena g_;
-  std::vector<arena::stream_arena> arenas_;
+  std::vector<arena::chunk_stream_arena> arenas_;
   std::vector<std::map<std::uintptr_t, std::size_t>> held_;
   std::map<std::uintptr_t, live_block> live_;
   rmm::test::arena_ticket_model outstanding_;  // releases no grant has taken yet

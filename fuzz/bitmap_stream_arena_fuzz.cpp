@@ -1,7 +1,8 @@
 /**
  * @file bitmap_stream_arena_fuzz.cpp
  * @brief libFuzzer target: decodes the input into operations on a bitmap_stream_arena, applies
- * the same ones to a stream_arena and to a naive byte-per-unit model
+ * the same ones to a chunk_stream_arena (over [B, B + 64 GiB), which holds every superblock the
+ * input adds) and to a naive byte-per-unit model
  * (tests/mr/detail/bitmap_stream_arena_model.hpp), and aborts on any disagreement (addresses,
  * released superblocks, free blocks, counters), failed validate() or unexpected exception. Misuse
  * (double, partial, misaligned, foreign frees; overlapping superblocks) must throw
@@ -15,6 +16,7 @@
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
 #include <rmm/mr/detail/algorithms/bitmap_stream_arena.hpp>
+#include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -32,12 +34,13 @@ using rmm::fuzz::reader;
 namespace arena = rmm::mr::detail::arena;
 
 constexpr std::size_t SB     = arena::superblock_size;
-constexpr std::uintptr_t B   = 0x10000000;  // superblocks the input places: [B, B + 256 MiB)
-constexpr std::uintptr_t far = std::uintptr_t{1} << 40U;  // superblocks added on a miss
+constexpr std::uintptr_t B   = 0x10000000;  // superblocks the input places: [B, B + 272 MiB)
+constexpr std::uintptr_t far = B + (std::size_t{1} << 30U);  // superblocks added on a miss
+constexpr std::size_t span   = std::size_t{64} << 30U;  // the chunk arena's range: [B, B + span)
 
 class driver {
  public:
-  explicit driver(std::size_t cache) : bm_{cache}, list_{cache}, model_{cache} {}
+  explicit driver(std::size_t cache) : bm_{cache}, list_{B, span, cache}, model_{cache} {}
 
   void step(reader& in) {
     switch (in.byte() % 8U) {
@@ -83,8 +86,10 @@ class driver {
     auto p              = bm_.allocate(n);
     FUZZ_CHECK(list_.allocate(n) == p);
     FUZZ_CHECK(model_.allocate(n) == p);
-    if (!p && in.byte() % 2U == 0) {  // as the resource does on a miss: a superblock, retry
-      std::size_t const size = *arena::global_arena::superblock_size_for(n);
+    std::size_t const size = *arena::global_arena::superblock_size_for(n);
+    // As the resource does on a miss: a superblock, retry; while the superblocks added on misses
+    // (each at a fresh place past `far`) still fit the chunk arena's range.
+    if (!p && in.byte() % 2U == 0 && far_next_ + size + 256 <= B + span) {
       add(far_next_, in.byte() % 4U == 0 ? n : size);
       far_next_ += size + 256 * (in.byte() % 2U);
       p = bm_.allocate(n);
@@ -168,7 +173,7 @@ class driver {
   }
 
   arena::bitmap_stream_arena bm_;
-  arena::stream_arena list_;
+  arena::chunk_stream_arena list_;
   rmm::test::reference_stream_arena model_;
   std::map<std::uintptr_t, std::size_t> live_;
   std::uintptr_t far_next_{far};

@@ -36,6 +36,7 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
 #include <rmm/mr/detail/mechanics/arena_oom.hpp>
 #include <rmm/mr/detail/mechanics/device_binding.hpp>
 #include <rmm/mr/detail/mechanics/stream_key.hpp>
@@ -207,8 +208,10 @@ class arena_state : private device_binding {
 
  private:
   struct stream_arena_state {
+    stream_arena_state(std::uintptr_t arena_base, std::size_t arena_size, std::size_t cache)
+        : host{arena_base, arena_size, cache} {}
     std::mutex mutex;
-    arena::stream_arena host;
+    arena::chunk_stream_arena host;
     cudaEvent_t event{};  // created on the first release; records only on `key`'s stream
     stream_key key;
     arena::ticket id{};
@@ -248,9 +251,9 @@ class arena_state : private device_binding {
       std::unique_lock<std::shared_mutex> lock{stream_map_mutex_};
       auto& slot = streams_[key];
       if (!slot) {
-        auto fresh  = std::make_unique<stream_arena_state>();
-        fresh->key  = key;
-        fresh->host = arena::stream_arena{cache_bytes()};
+        auto fresh =
+            std::make_unique<stream_arena_state>(global_->base(), global_->size(), cache_bytes());
+        fresh->key = key;
         std::lock_guard<std::mutex> glock{global_mutex_};
         by_id_.reserve(by_id_.size() + 1);
         fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);

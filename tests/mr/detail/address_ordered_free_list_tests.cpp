@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -318,6 +319,283 @@ class random_run {
   std::map<std::uintptr_t, std::size_t> held_;
 };
 
+// --- insert_within -------------------------------------------------------------------------------
+
+// Naive model of a list filled through insert_within only: an inserted range merges with a free
+// neighbour it touches unless they meet at the region edge lo or hi given with it.
+class region_model {
+ public:
+  void insert_within(std::uintptr_t p, std::size_t n, std::uintptr_t lo, std::uintptr_t hi) {
+    auto it = free_.emplace(p, n).first;
+    if (auto next = std::next(it); next != free_.end() && p + n == next->first && p + n != hi) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      if (auto prev = std::prev(it); prev->first + prev->second == p && p != lo) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  [[nodiscard]] bool overlaps(std::uintptr_t p, std::size_t n) const {
+    for (auto const& [b, s] : free_) {
+      if (b < p + n && p < b + s) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::optional<std::uintptr_t> first_fit(std::size_t n) {
+    for (auto& [b, s] : free_) {
+      if (s >= n) {
+        std::uintptr_t const base = b;
+        std::size_t const rest    = s - n;
+        free_.erase(base);
+        if (rest != 0) {
+          free_.emplace(base + n, rest);
+        }
+        return base;
+      }
+    }
+    return std::nullopt;
+  }
+
+  void remove_range(std::uintptr_t p, std::size_t n) {
+    auto it           = std::prev(free_.upper_bound(p));
+    auto const [b, s] = *it;
+    free_.erase(it);
+    if (b < p) {
+      free_.emplace(b, p - b);
+    }
+    if (p + n < b + s) {
+      free_.emplace(p + n, b + s - (p + n));
+    }
+  }
+
+  // True if two free blocks meet (uncoalesced) somewhere.
+  [[nodiscard]] bool any_touching() const {
+    for (auto it = free_.begin(); it != free_.end() && std::next(it) != free_.end(); ++it) {
+      if (it->first + it->second == std::next(it)->first) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  [[nodiscard]] std::vector<range> blocks() const { return {free_.begin(), free_.end()}; }
+
+  [[nodiscard]] std::size_t bytes() const {
+    std::size_t n = 0;
+    for (auto const& [b, s] : free_) {
+      n += s;
+    }
+    return n;
+  }
+
+  [[nodiscard]] std::size_t largest() const {
+    std::size_t m = 0;
+    for (auto const& [b, s] : free_) {
+      m = std::max(m, s);
+    }
+    return m;
+  }
+
+ private:
+  std::map<std::uintptr_t, std::size_t> free_;
+};
+
+// Random operations over an arena cut into regions of random sizes: every insert goes through
+// insert_within with the edges of its region. Each step compares the list with the model, checks
+// that no block crosses an edge, that validate(is_edge) accepts the list and that the plain
+// validate() rejects it exactly when two blocks meet (necessarily at an edge).
+class region_run {
+ public:
+  region_run(std::size_t granularity, std::size_t granules, std::uint64_t seed)
+      : list_{granularity, seed}, g_{granularity}, rng_{seed}, size_{granules * granularity} {
+    held_.emplace(base_, size_);
+    for (std::uintptr_t e = base_; e < base_ + size_;) {
+      edges_.insert(e);
+      e += g_ * (1 + pick(pick(4) == 0 ? 256 : 16));
+    }
+    edges_.insert(base_ + size_);
+  }
+
+  void run(int steps) {
+    for (int i = 0; i < steps; ++i) {
+      step();
+      check();
+    }
+    REQUIRE(merged_ > 0);
+    REQUIRE(kept_apart_ > 0);
+  }
+
+ private:
+  std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
+
+  void step() {
+    std::size_t const dice = pick(100);
+    if (dice < 50) {
+      insert_some();
+    } else if (dice < 82) {
+      allocate();
+    } else if (dice < 92) {
+      remove_some();
+    } else {
+      misuse();
+    }
+  }
+
+  // The region [lo, hi) holding address a.
+  [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> region_of(std::uintptr_t a) const {
+    auto const hi = edges_.upper_bound(a);
+    return {*std::prev(hi), *hi};
+  }
+
+  // A random granule-aligned sub-range of [b, b + s).
+  range sub_range(std::uintptr_t b, std::size_t s) {
+    std::size_t const units = s / g_;
+    std::size_t const first = pick(units);
+    std::size_t const len   = 1 + pick(std::min<std::size_t>(units - first, 1 + pick(64)));
+    return {b + first * g_, len * g_};
+  }
+
+  void insert_some() {
+    if (held_.empty()) {
+      return;
+    }
+    auto it       = std::next(held_.begin(), static_cast<std::ptrdiff_t>(pick(held_.size())));
+    auto [p, n]   = sub_range(it->first, it->second);
+    auto [lo, hi] = region_of(p);
+    n             = std::min<std::size_t>(n, hi - p);  // stays inside its region
+    bool at_edge  = false;  // a free block meets it at lo or hi: they must stay apart
+    for (auto const& [b, s] : model_.blocks()) {
+      at_edge = at_edge || (b + s == p && p == lo) || (b == p + n && p + n == hi);
+    }
+    std::size_t const before = model_.blocks().size();
+    list_.insert_within(p, n, lo, hi);
+    model_.insert_within(p, n, lo, hi);
+    merged_ += model_.blocks().size() <= before ? 1U : 0U;
+    kept_apart_ += at_edge ? 1U : 0U;
+    unhold(it, p, n);
+  }
+
+  void allocate() {
+    std::size_t const n = g_ * (pick(8) == 0 ? 1 + pick(128) : 1 + pick(12));
+    auto const got      = list_.allocate_first_fit(n);
+    REQUIRE(got == model_.first_fit(n));
+    if (got) {
+      hold(*got, n);
+    }
+  }
+
+  void remove_some() {
+    auto const blocks = model_.blocks();
+    if (blocks.empty()) {
+      return;
+    }
+    auto const [b, s] = blocks[pick(blocks.size())];
+    auto const [p, n] = sub_range(b, s);
+    list_.remove_range(p, n);
+    model_.remove_range(p, n);
+    hold(p, n);
+  }
+
+  // Misuse leaves the list unchanged (check() compares it with the unchanged model).
+  void misuse() {
+    auto const blocks = model_.blocks();
+    if (pick(2) == 0 && !blocks.empty()) {  // a double free, inside its region
+      auto const [b, s]   = blocks[pick(blocks.size())];
+      auto const [p, n]   = sub_range(b, s);
+      auto const [lo, hi] = region_of(p);
+      require_invalid_argument(
+          [&, p = p, n = n, lo = lo, hi = hi] { list_.insert_within(p, n, lo, hi); },
+          {hex(p), "overlaps"});
+      return;
+    }
+    // A range sticking out of the region given: one granule before lo or past hi.
+    auto const e = std::next(edges_.begin(), static_cast<std::ptrdiff_t>(pick(edges_.size() - 1)));
+    std::uintptr_t const lo = *e;
+    std::uintptr_t const hi = *std::next(e);
+    if (pick(2) == 0 && lo != base_) {
+      require_invalid_argument([&] { list_.insert_within(lo - g_, 2 * g_, lo, hi); },
+                               {hex(lo - g_), "outside its region"});
+    } else if (hi != base_ + size_) {
+      require_invalid_argument([&] { list_.insert_within(hi - g_, 2 * g_, lo, hi); },
+                               {hex(hi - g_), "outside its region"});
+    }
+  }
+
+  void check() {
+    auto const blocks = list_.blocks();
+    REQUIRE(blocks == model_.blocks());
+    REQUIRE(list_.free_bytes() == model_.bytes());
+    REQUIRE(list_.largest_free_block() == model_.largest());
+    REQUIRE(list_.size() == blocks.size());
+    for (auto const& [b, s] : blocks) {  // never across an edge
+      auto const [lo, hi] = region_of(b);
+      REQUIRE(b + s <= hi);
+    }
+    REQUIRE_NOTHROW(list_.validate([&](std::uintptr_t a) { return edges_.count(a) != 0; }));
+    if (model_.any_touching()) {
+      REQUIRE_THROWS_AS(list_.validate(), std::logic_error);
+    } else {
+      REQUIRE_NOTHROW(list_.validate());
+    }
+  }
+
+  void hold(std::uintptr_t p, std::size_t n) {
+    auto it = held_.emplace(p, n).first;
+    if (auto next = std::next(it); next != held_.end() && p + n == next->first) {
+      it->second += next->second;
+      held_.erase(next);
+    }
+    if (it != held_.begin()) {
+      if (auto prev = std::prev(it); prev->first + prev->second == p) {
+        prev->second += it->second;
+        held_.erase(it);
+      }
+    }
+  }
+
+  void unhold(std::map<std::uintptr_t, std::size_t>::iterator it, std::uintptr_t p, std::size_t n) {
+    auto const [b, s] = *it;
+    held_.erase(it);
+    if (b < p) {
+      held_.emplace(b, p - b);
+    }
+    if (p + n < b + s) {
+      held_.emplace(p + n, b + s - (p + n));
+    }
+  }
+
+  address_ordered_free_list list_;
+  region_model model_;
+  std::size_t g_;
+  std::mt19937_64 rng_;
+  std::uintptr_t base_{0x7f0000000000ULL};
+  std::size_t size_;
+  std::set<std::uintptr_t> edges_;  // region edges, base_ and base_ + size_ included
+  std::map<std::uintptr_t, std::size_t> held_;
+  std::size_t merged_{};      // inserts that joined a neighbour
+  std::size_t kept_apart_{};  // inserts that added a block
+};
+
+// The node priorities address_ordered_free_list draws for a seed, one per new node (a copy of
+// its splitmix64 step): knowing them, a test can choose addresses that make the treap a chain.
+std::vector<std::uint32_t> node_priorities(std::uint64_t seed, std::size_t n) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+    z               = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+    z               = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+    out.push_back(static_cast<std::uint32_t>((z ^ (z >> 31U)) >> 32U));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("address_ordered_free_list rejects a bad granularity", "[detail]") {
@@ -507,4 +785,99 @@ TEST_CASE("address_ordered_free_list agrees with a reference model on random seq
     }
   }
   SECTION("granularity 1, small arena") { random_run{1, 64, 9}.run(8000); }
+}
+
+TEST_CASE("address_ordered_free_list insert_within merges inside its region only", "[detail]") {
+  address_ordered_free_list list{16};
+  auto const edge = [](std::uintptr_t a) { return a == 0x200 || a == 0x100 || a == 0x300; };
+  list.insert_within(0x180, 0x80, 0x100, 0x200);  // ends at hi
+  list.insert_within(0x200, 0x40, 0x200, 0x300);  // starts at lo: the block before stays apart
+  REQUIRE(list.blocks() == std::vector<range>{{0x180, 0x80}, {0x200, 0x40}});
+  REQUIRE_NOTHROW(list.validate(edge));
+  REQUIRE_THROWS_AS(list.validate(), std::logic_error);  // they meet, and 0x200 is no boundary
+  list.insert_within(0x260, 0x20, 0x200, 0x300);         // neither neighbour
+  list.insert_within(0x240, 0x20, 0x200, 0x300);         // joins both
+  REQUIRE(list.blocks() == std::vector<range>{{0x180, 0x80}, {0x200, 0x80}});
+  list.insert_within(0x160, 0x20, 0x100, 0x200);  // joins the next block
+  list.insert_within(0x280, 0x20, 0x200, 0x300);  // joins the previous block
+  REQUIRE(list.blocks() == std::vector<range>{{0x160, 0xa0}, {0x200, 0xa0}});
+  REQUIRE(list.free_bytes() == 0x140);
+  REQUIRE(list.largest_free_block() == 0xa0);
+  // The region decides, not the neighbours: the same address pair merges with a wider region.
+  list.insert_within(0x2a0, 0x20, 0x2a0, 0x400);
+  REQUIRE(list.size() == 3);
+  list.insert_within(0x140, 0x20, 0x0, 0x400);
+  REQUIRE(list.blocks() == std::vector<range>{{0x140, 0xc0}, {0x200, 0xa0}, {0x2a0, 0x20}});
+  require_invalid_argument([&] { list.insert_within(0xf0, 0x20, 0x100, 0x200); },
+                           {"0xf0", "outside its region [0x100, 0x200)"});
+  require_invalid_argument([&] { list.insert_within(0x1f0, 0x20, 0x100, 0x200); },
+                           {"0x1f0", "outside its region"});
+  require_invalid_argument([&] { list.insert_within(0x130, 0x20, 0x100, 0x200); },
+                           {"0x130", "overlaps"});
+  require_invalid_argument([&] { list.insert_within(0x108, 0x10, 0x100, 0x200); }, {"0x108"});
+  REQUIRE(list.size() == 3);
+  REQUIRE_NOTHROW(list.validate([](std::uintptr_t a) { return a == 0x200 || a == 0x2a0; }));
+}
+
+TEST_CASE("address_ordered_free_list insert_within agrees with a region model", "[detail]") {
+  for (std::uint64_t seed : {1ULL, 2ULL, 3ULL, 0xbeefULL}) {
+    SECTION("granularity 256, seed " + std::to_string(seed)) {
+      region_run{256, 2048, seed}.run(6000);
+    }
+  }
+  SECTION("granularity 1, small arena") { region_run{1, 96, 11}.run(6000); }
+}
+
+TEST_CASE("address_ordered_free_list insert_within past 96 levels of the tree", "[detail]") {
+  // Addresses in decreasing order of the nodes' priorities make the treap a chain, n deep: an
+  // insert near its far end descends past insert_within's 96-entry path and takes the fallback
+  // (floor/ceil lookups, then the ordinary join).
+  constexpr std::size_t n    = 200;
+  constexpr std::uint64_t sd = 0x5eedULL;
+  constexpr std::size_t g    = 16;
+  constexpr std::uintptr_t b = 0x100000;
+  auto const prio            = node_priorities(sd, n);
+  std::vector<std::size_t> rank(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      rank[i] += (prio[j] > prio[i] || (prio[j] == prio[i] && j < i)) ? 1U : 0U;
+    }
+  }
+  address_ordered_free_list list{g, sd};
+  region_model model;
+  auto const slot = [&](std::size_t r) { return b + r * 4 * g; };  // g free, then a 3g gap
+  for (std::size_t i = 0; i < n; ++i) {
+    list.insert_within(slot(rank[i]), g, b, b + n * 4 * g);
+    model.insert_within(slot(rank[i]), g, b, b + n * 4 * g);
+  }
+  auto const is_edge = [&](std::uintptr_t a) { return a == slot(171) + g; };
+  auto const insert  = [&](std::uintptr_t p, std::size_t s, std::uintptr_t lo, std::uintptr_t hi) {
+    list.insert_within(p, s, lo, hi);
+    model.insert_within(p, s, lo, hi);
+    REQUIRE(list.blocks() == model.blocks());
+    REQUIRE(list.free_bytes() == model.bytes());
+    REQUIRE(list.largest_free_block() == model.largest());
+    REQUIRE_NOTHROW(list.validate(is_edge));
+  };
+  std::uintptr_t const lo = b;
+  std::uintptr_t const hi = b + n * 4 * g;
+  for (std::size_t r : {std::size_t{20}, std::size_t{150}, std::size_t{198}}) {  // 20: on the path
+    insert(slot(r) + g, g, lo, hi);      // joins the block before
+    insert(slot(r + 1) - g, g, lo, hi);  // joins the block after
+    insert(slot(r) + 2 * g, g, lo, hi);  // joins both
+    REQUIRE(list.contains_range(slot(r), 5 * g));
+  }
+  insert(slot(170) + 2 * g, g, lo, hi);         // neither: a new node deep in the chain
+  insert(slot(171) + g, g, slot(171) + g, hi);  // starts at lo: stays apart from slot 171
+  REQUIRE(list.blocks() == model.blocks());
+  REQUIRE_FALSE(list.contains_range(slot(171), 2 * g));
+  require_invalid_argument([&] { list.insert_within(slot(190), g, lo, hi); },
+                           {hex(slot(190)), "overlaps"});
+  REQUIRE(list.size() == n - 3 + 2);
+  for (std::size_t r = 0; r < n; ++r) {  // the lowest blocks go first, as the model says
+    auto const got = list.allocate_first_fit(g);
+    REQUIRE(got == model.first_fit(g));
+  }
+  REQUIRE(list.blocks() == model.blocks());
+  REQUIRE_NOTHROW(list.validate(is_edge));
 }

@@ -1,10 +1,12 @@
 /**
  * @file arena_tests.cpp
  * @brief Tests of the host bookkeeping of arena_memory_resource (rmm::mr::detail::arena):
- * global_arena and stream_arena edge cases and misuse errors, and randomised operation sequences
- * over several stream arenas checked step by step against a naive reference model.
+ * global_arena and stream arena (chunk_stream_arena) edge cases and misuse errors, and randomised
+ * operation sequences over several stream arenas checked step by step against a naive reference
+ * model.
  */
 #include "arena_ticket_model.hpp"
+#include "chunk_stream_arena_test_helpers.hpp"
 #include "free_list_test_helpers.hpp"
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
@@ -27,7 +29,7 @@ namespace {
 
 namespace arena = rmm::mr::detail::arena;
 using arena::global_arena;
-using arena::stream_arena;
+using stream_arena = rmm::test::test_stream_arena;  // chunk_stream_arena over a fake range
 using rmm::test::hex;
 using rmm::test::require_invalid_argument;
 

@@ -7,6 +7,7 @@
  * micro-benchmark ("[.][bench]") times both classes.
  */
 #include "bitmap_stream_arena_model.hpp"
+#include "chunk_stream_arena_test_helpers.hpp"
 #include "free_list_test_helpers.hpp"
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
@@ -29,7 +30,7 @@ namespace {
 
 namespace arena = rmm::mr::detail::arena;
 using arena::bitmap_stream_arena;
-using arena::stream_arena;
+using stream_arena = rmm::test::test_stream_arena;  // chunk_stream_arena over a fake range
 using rmm::test::hex;
 using rmm::test::require_invalid_argument;
 using blocks = std::vector<std::pair<std::uintptr_t, std::size_t>>;
@@ -78,8 +79,9 @@ class harness {
   [[nodiscard]] std::size_t released() const { return released_; }
 
  private:
-  static constexpr std::size_t arena_size  = 100 * MiB + 768;  // the tail gives exact-size grants
-  static constexpr std::uintptr_t odd_base = B + (std::uintptr_t{1} << 40U);
+  static constexpr std::size_t arena_size = 100 * MiB + 768;  // the tail gives exact-size grants
+  static constexpr std::uintptr_t odd_base =
+      B + (std::uintptr_t{2} << 30U);  // inside the fake range
 
   std::size_t pick(std::size_t n) {
     return std::uniform_int_distribution<std::size_t>{0, n - 1}(rng_);

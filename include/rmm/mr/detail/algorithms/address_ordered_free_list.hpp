@@ -79,19 +79,25 @@ class address_ordered_free_list {
     }
     bool const join_prev = prev != nil && end_of(prev) == ptr && !is_boundary(ptr);
     bool const join_next = next != nil && nodes_[next].base == end && !is_boundary(end);
-    if (join_prev && join_next) {
-      std::size_t const grown = nodes_[prev].size + size + nodes_[next].size;
-      erase(end);
-      resize(nodes_[prev].base, nodes_[prev].base, grown);
-    } else if (join_prev) {
-      resize(nodes_[prev].base, nodes_[prev].base, nodes_[prev].size + size);
-    } else if (join_next) {
-      resize(end, ptr, size + nodes_[next].size);
-    } else {
-      add_node(ptr, size);
-    }
+    join(ptr, size, join_prev ? prev : nil, join_next ? next : nil);
     free_bytes_ += size;
   }
+
+  /**
+   * @brief insert() for a caller that knows a region [lo, hi) holding [ptr, ptr + size) with no
+   * boundary strictly inside it (e.g. one superblock): the block merges with the free blocks that
+   * end at @p ptr or start at `ptr + size` unless they meet at @p lo or @p hi; the boundaries are
+   * not consulted. One descent finds both neighbours; the merged node is rewritten in place.
+   * O(log n) expected, without insert()'s boundary lookups.
+   *
+   * A list whose regions are not separated by boundaries keeps blocks that meet at a region edge
+   * apart: validate it with validate(is_edge).
+   * @throws std::invalid_argument naming the range if the arguments fail the checks of insert(),
+   * the range is not inside [lo, hi), or it overlaps a free block; the list is then unchanged.
+   * @throws std::bad_alloc (or std::length_error) if a node cannot be allocated; the list is then
+   * unchanged.
+   */
+  void insert_within(std::uintptr_t ptr, std::size_t size, std::uintptr_t lo, std::uintptr_t hi);
 
   /**
    * @brief Removes the first @p size bytes of the lowest-addressed free block holding at least
@@ -246,19 +252,17 @@ class address_ordered_free_list {
    * @throws std::logic_error describing the first violation found.
    */
   void validate() const {
-    walk_state st;
-    validate_subtree(root_, std::numeric_limits<std::uint32_t>::max(), st);
-    expect(st.count == count_, "node count is off");
-    expect(st.bytes == free_bytes_, "free byte count is off");
-    std::size_t spare = 0;
-    for (index_t i = spare_; i != nil; i = nodes_[i].left) {
-      ++spare;
-    }
-    expect(spare + count_ == nodes_.size(), "node pool accounting is off");
-    for (auto const& [addr, refs] : boundaries_) {
-      expect(refs != 0 && (addr & (granularity_ - 1)) == 0, "bad boundary", addr);
-    }
+    validate([](std::uintptr_t) { return false; });
   }
+
+  /**
+   * @brief As validate(), for a list filled (also) through insert_within: two free blocks may
+   * also meet uncoalesced at an address where `is_edge(address)` is true (the region edges the
+   * caller passed as lo and hi). O(n) calls of @p is_edge at most.
+   * @throws std::logic_error describing the first violation found.
+   */
+  template <typename IsEdge>
+  void validate(IsEdge&& is_edge) const;
 
  private:
   using index_t                = std::uint32_t;
@@ -300,6 +304,29 @@ class address_ordered_free_list {
     }
     if (n.right != nil && nodes_[n.right].max_size > n.max_size) {
       n.max_size = nodes_[n.right].max_size;
+    }
+  }
+
+  // Adds [ptr, ptr + size) merged with prev (ending at ptr) and next (starting at its end), each
+  // nil if not to be merged. Only the new node (neither merged) can throw.
+  void join(std::uintptr_t ptr, std::size_t size, index_t prev, index_t next) {
+    if (prev != nil && next != nil) {
+      std::size_t const grown = nodes_[prev].size + size + nodes_[next].size;
+      erase(ptr + size);
+      resize(nodes_[prev].base, nodes_[prev].base, grown);
+    } else if (prev != nil) {
+      resize(nodes_[prev].base, nodes_[prev].base, nodes_[prev].size + size);
+    } else if (next != nil) {
+      resize(ptr + size, ptr, size + nodes_[next].size);
+    } else {
+      add_node(ptr, size);
+    }
+  }
+
+  // Recomputes the maxima of path[top], ..., path[0] (bottom up).
+  void pull_path(index_t const* path, int top) noexcept {
+    for (int i = top; i >= 0; --i) {
+      pull(path[i]);
     }
   }
 
@@ -494,68 +521,19 @@ class address_ordered_free_list {
     visit(nodes_[t].right, f);
   }
 
-  // Returns the subtree's largest size; checks order, heap, maxima and coalescing in-order.
-  std::size_t validate_subtree(index_t t, std::uint32_t max_priority, walk_state& st) const {
-    if (t == nil) {
-      return 0;
-    }
-    node const& n = nodes_[t];
-    expect(n.priority <= max_priority, "heap order broken", n.base);
-    std::size_t best = validate_subtree(n.left, n.priority, st);
-    validate_block(n, st);
-    std::size_t const right = validate_subtree(n.right, n.priority, st);
-    best                    = std::max({best, right, n.size});
-    expect(best == n.max_size, "subtree maximum wrong", n.base);
-    return best;
-  }
+  // Invariant checks behind validate() (address_ordered_free_list_impl.hpp).
+  std::size_t validate_subtree(index_t t, std::uint32_t max_priority, walk_state& st) const;
+  void validate_block(node const& n, walk_state& st) const;
 
-  void validate_block(node const& n, walk_state& st) const {
-    expect(
-        n.size != 0 && ((n.base | n.size) & (granularity_ - 1)) == 0, "block misaligned", n.base);
-    expect(n.size <= std::numeric_limits<std::uintptr_t>::max() - n.base, "block wraps", n.base);
-    expect(!st.any || st.prev_end <= n.base, "block overlaps or is out of order", n.base);
-    expect(
-        !st.any || st.prev_end != n.base || is_boundary(n.base), "block is not coalesced", n.base);
-    auto const inner = boundaries_.upper_bound(n.base);
-    expect(inner == boundaries_.end() || inner->first >= n.base + n.size,
-           "block crosses a boundary",
-           n.base);
-    st.any      = true;
-    st.prev_end = n.base + n.size;
-    ++st.count;
-    st.bytes += n.size;
-  }
-
-  void check_size(char const* what, std::size_t size) const {
-    if (size == 0 || (size & (granularity_ - 1)) != 0) {
-      throw std::invalid_argument(std::string{"address_ordered_free_list: "} + what + " size " +
-                                  std::to_string(size) + " is not a non-zero multiple of " +
-                                  std::to_string(granularity_));
-    }
-  }
-
-  void check_aligned(char const* what, std::uintptr_t addr) const {
-    if ((addr & (granularity_ - 1)) != 0) {
-      throw std::invalid_argument(std::string{"address_ordered_free_list: "} + what + " address " +
-                                  hex(addr) + " is not aligned to " + std::to_string(granularity_));
-    }
-  }
-
-  void check_range(char const* what, std::uintptr_t ptr, std::size_t size) const {
-    check_size(what, size);
-    check_aligned(what, ptr);
-    if (size > std::numeric_limits<std::uintptr_t>::max() - ptr) {
-      throw_range(what, ptr, size, "wraps around the address space");
-    }
-  }
-
+  // Argument checks (address_ordered_free_list_impl.hpp): each throws std::invalid_argument
+  // naming the values, before anything changes.
+  void check_size(char const* what, std::size_t size) const;
+  void check_aligned(char const* what, std::uintptr_t addr) const;
+  void check_range(char const* what, std::uintptr_t ptr, std::size_t size) const;
   [[noreturn]] static void throw_range(char const* what,
                                        std::uintptr_t ptr,
                                        std::size_t size,
-                                       std::string const& why) {
-    throw std::invalid_argument(std::string{"address_ordered_free_list: "} + what + " [" +
-                                hex(ptr) + ", +" + std::to_string(size) + ") " + why);
-  }
+                                       std::string const& why);
 
   static std::string hex(std::uintptr_t v) { return format_hex(v); }
 
@@ -577,3 +555,5 @@ class address_ordered_free_list {
 };
 
 }  // namespace rmm::mr::detail
+
+#include <rmm/mr/detail/algorithms/address_ordered_free_list_impl.hpp>

@@ -1,0 +1,598 @@
+/**
+ * @file chunk_stream_arena.hpp
+ * @brief The stream arena of arena_memory_resource: the superblocks one stream holds and the free
+ * blocks inside them, indexed by the 2 MiB chunk of the global arena in which each superblock
+ * starts.
+ *
+ * Plain host data structure: no CUDA call, no locking, addresses are opaque integers (the tests
+ * use fake ones). See chunk_stream_arena.md for the design, the complexities and the limits.
+ */
+#pragma once
+
+#include <rmm/mr/detail/algorithms/address_ordered_free_list.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/free_list_diagnostics.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr::detail::arena {
+
+/**
+ * @brief One stream's arena: the superblocks it holds (taken from the global arena
+ * [arena_base, arena_base + arena_size)) and the free blocks inside them.
+ *
+ * Allocation is lowest-address first fit over all free blocks; a freed block coalesces with its
+ * free neighbours inside its superblock, never across a superblock edge, so an entirely free
+ * superblock is one free block that can be taken out whole. Superblocks are indexed by the 2 MiB
+ * chunk of the global arena in which they start: a max tree over the chunks finds the
+ * lowest-addressed superblock that fits, a bitmap of the chunks where a superblock starts maps an
+ * address to its superblock. Each superblock keeps its free blocks in a small sorted array, or in
+ * an address_ordered_free_list once it has more than small_block_limit of them.
+ *
+ * Not thread-safe: the caller serialises every member.
+ */
+class chunk_stream_arena {
+ public:
+  /// @brief Free blocks a superblock keeps in its sorted array; one more switches it to a tree.
+  static constexpr std::size_t small_block_limit = 32;
+
+  /**
+   * @brief An empty arena over [arena_base, arena_base + arena_size), keeping up to
+   * @p cache_bytes bytes of entirely free superblocks for reuse.
+   * @throws std::invalid_argument naming the range if it is empty or wraps around.
+   * @throws std::bad_alloc (the index takes about 13 bytes per 2 MiB of the range, allocated
+   * here: about 270 KB for a 40 GiB range).
+   */
+  chunk_stream_arena(std::uintptr_t arena_base,
+                     std::size_t arena_size,
+                     std::size_t cache_bytes = default_cache_bytes)
+      : cache_bytes_{cache_bytes}, base_{arena_base}, end_{arena_base + arena_size} {
+    if (arena_size == 0 || arena_size > std::numeric_limits<std::uintptr_t>::max() - arena_base) {
+      throw std::invalid_argument("chunk_stream_arena: arena [" + format_hex(arena_base) + ", +" +
+                                  std::to_string(arena_size) + ") is empty or wraps around");
+    }
+    std::size_t const chunks = ((arena_size - 1) >> chunk_shift) + 1;
+    chunk_head_.assign(chunks, none);
+    starts_.assign((chunks + 63) / 64, 0);
+    starts_sum_.assign((starts_.size() + 63) / 64, 0);
+    std::size_t n = chunks;
+    do {
+      n = (n + fan - 1) / fan * fan;  // each level is whole groups of `fan`
+      levels_.emplace_back(n, 0);
+      n /= fan;
+    } while (n > fan);
+    levels_.emplace_back(n, 0);
+  }
+
+  /**
+   * @brief First fit of @p bytes (a non-zero multiple of allocation_granularity) in the arena's
+   * free blocks. O(log_8 chunks + blocks of one superblock) (see chunk_stream_arena.md).
+   * @return The address, or nullopt if no free block is large enough (the caller then adds a
+   * superblock and retries).
+   * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.
+   */
+  std::optional<std::uintptr_t> allocate(std::size_t bytes) {
+    if (bytes == 0 || (bytes % allocation_granularity) != 0) {
+      throw std::invalid_argument("chunk_stream_arena: allocate size " + std::to_string(bytes) +
+                                  " is not a non-zero multiple of " +
+                                  std::to_string(allocation_granularity));
+    }
+    std::size_t const c = first_chunk_fitting(bytes);
+    if (c == npos) {
+      return std::nullopt;
+    }
+    std::uint32_t s = chunk_head_[c];
+    while (sbs_[s].max_free < bytes) {
+      s = sbs_[s].next_in_chunk;
+    }
+    sb_rec& sb             = sbs_[s];
+    std::uintptr_t const p = carve(sb, bytes);
+    if (sb.allocated == 0) {
+      unlink_empty(s);
+      cached_bytes_ -= sb.size;
+    }
+    sb.allocated += bytes;
+    allocated_bytes_ += bytes;
+    free_bytes_ -= bytes;
+    refresh_leaf(c);
+    return p;
+  }
+
+  /**
+   * @brief Adds the superblock [base, base + size), entirely free.
+   * @throws std::invalid_argument naming the range if it is misaligned, empty, outside the
+   * arena's range or overlaps a superblock of this arena. @throws std::bad_alloc; in both cases
+   * the arena is unchanged.
+   */
+  void add_superblock(std::uintptr_t base, std::size_t size) {
+    if (size == 0 || ((base | size) % allocation_granularity) != 0 || base < base_ ||
+        base >= end_ || size > end_ - base) {
+      throw std::invalid_argument("chunk_stream_arena: superblock [" + format_hex(base) + ", +" +
+                                  std::to_string(size) + ") is misaligned, empty or outside [" +
+                                  format_hex(base_) + ", " + format_hex(end_) + ")");
+    }
+    if (std::uint32_t const prev = last_start_le(base + size - 1);
+        prev != none && sbs_[prev].base + sbs_[prev].size > base) {
+      throw std::invalid_argument("chunk_stream_arena: superblock [" + format_hex(base) + ", +" +
+                                  std::to_string(size) + ") overlaps a superblock of the arena");
+    }
+    if (spare_slots_.empty()) {  // a new slot; room to recycle every slot, so removal never throws
+      sbs_.emplace_back();
+      try {
+        spare_slots_.reserve(sbs_.size());
+      } catch (...) {
+        sbs_.pop_back();
+        throw;
+      }
+      spare_slots_.push_back(static_cast<std::uint32_t>(sbs_.size() - 1));
+    }
+    std::uint32_t const s = spare_slots_.back();
+    sb_rec& sb            = sbs_[s];
+    sb.blocks.assign(1, block{base, size});  // the only step left that can throw
+    spare_slots_.pop_back();
+    sb.base             = base;
+    sb.size             = size;
+    sb.allocated        = 0;
+    sb.max_free         = size;
+    std::size_t const c = chunk_of(base);
+    std::uint32_t* link = &chunk_head_[c];  // the chunk's list is in address order
+    while (*link != none && sbs_[*link].base < base) {
+      link = &sbs_[*link].next_in_chunk;
+    }
+    sb.next_in_chunk = *link;
+    *link            = s;
+    set_start(c);
+    link_empty(s);
+    held_bytes_ += size;
+    cached_bytes_ += size;
+    free_bytes_ += size;
+    ++num_superblocks_;
+    refresh_leaf(c);
+  }
+
+  /// @brief True if @p ptr lies inside a superblock of this arena. O(1) expected.
+  [[nodiscard]] bool owns(std::uintptr_t ptr) const noexcept { return find(ptr) != none; }
+
+  /**
+   * @brief Frees the block [ptr, ptr + bytes) allocated from this arena (coalescing it).
+   *
+   * If its superblock becomes entirely free and @p allow_release is true, the superblock is taken
+   * out of the arena and returned (the caller gives it back to the global arena) when keeping it
+   * would make the entirely free superblocks exceed the cache size given at construction;
+   * otherwise it is kept for reuse.
+   * @return The released superblock, if any.
+   * @throws std::invalid_argument naming the block if it is not inside one superblock of this
+   * arena, is misaligned or empty, exceeds the bytes allocated in its superblock, or overlaps a
+   * free block (a double free); the arena is then unchanged. @throws std::bad_alloc; the blocks
+   * are then unchanged.
+   */
+  std::optional<range> deallocate(std::uintptr_t ptr,
+                                  std::size_t bytes,
+                                  bool allow_release = true) {
+    std::uint32_t const s = find(ptr);
+    if (s == none || bytes > sbs_[s].size - (ptr - sbs_[s].base)) {
+      throw std::invalid_argument("chunk_stream_arena: free of [" + format_hex(ptr) + ", +" +
+                                  std::to_string(bytes) +
+                                  ") that is not inside one superblock of this arena");
+    }
+    sb_rec& sb = sbs_[s];
+    if (bytes > sb.allocated) {
+      throw std::invalid_argument(
+          "chunk_stream_arena: free of [" + format_hex(ptr) + ", +" + std::to_string(bytes) +
+          ") exceeds the " + std::to_string(sb.allocated) + " bytes allocated in its superblock");
+    }
+    bool const now_empty = sb.allocated == bytes;
+    bool const release   = now_empty && allow_release &&
+                         sb.size > cache_bytes_ - std::min(cache_bytes_, cached_bytes_);
+    give(sb, ptr, bytes);  // throws before changing anything
+    sb.allocated -= bytes;
+    allocated_bytes_ -= bytes;
+    free_bytes_ += bytes;
+    if (!release) {
+      if (now_empty) {
+        link_empty(s);
+        cached_bytes_ += sb.size;
+      }
+      refresh_leaf(chunk_of(sb.base));
+      return std::nullopt;
+    }
+    range const r{sb.base, sb.size};
+    remove_superblock(s);
+    return r;
+  }
+
+  /// @brief Takes every entirely free superblock out of the arena and returns them in address
+  /// order (for the caller to give back to the global arena). O(k log k + k log_8 chunks).
+  std::vector<range> release_free_superblocks() {
+    std::vector<range> out;
+    out.reserve(num_empty_);
+    while (empty_head_ != none) {
+      std::uint32_t const s = empty_head_;
+      out.push_back(range{sbs_[s].base, sbs_[s].size});
+      remove_superblock(s);
+    }
+    std::sort(out.begin(), out.end(), [](range a, range b) { return a.base < b.base; });
+    return out;
+  }
+
+  /// @brief Bytes in live blocks.
+  [[nodiscard]] std::size_t allocated_bytes() const noexcept { return allocated_bytes_; }
+  /// @brief Bytes of the superblocks held.
+  [[nodiscard]] std::size_t held_bytes() const noexcept { return held_bytes_; }
+  /// @brief Free bytes inside the superblocks held.
+  [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
+  /// @brief Largest free block inside the superblocks held. O(8).
+  [[nodiscard]] std::size_t largest_free_block() const noexcept {
+    auto const& top = levels_.back();
+    return top.empty() ? 0 : *std::max_element(top.begin(), top.end());
+  }
+  /// @brief Number of superblocks held.
+  [[nodiscard]] std::size_t num_superblocks() const noexcept { return num_superblocks_; }
+  /// @brief Number of entirely free superblocks held.
+  [[nodiscard]] std::size_t num_free_superblocks() const noexcept { return num_empty_; }
+  /// @brief Bytes of the entirely free superblocks held.
+  [[nodiscard]] std::size_t cached_bytes() const noexcept { return cached_bytes_; }
+  /// @brief Number of superblocks keeping their free blocks in a tree (more than
+  /// small_block_limit free blocks at some point since they were last entirely free).
+  [[nodiscard]] std::size_t num_tree_superblocks() const noexcept { return num_trees_; }
+  /// @brief First byte of the global arena range this arena indexes.
+  [[nodiscard]] std::uintptr_t arena_base() const noexcept { return base_; }
+  /// @brief Size of the global arena range this arena indexes.
+  [[nodiscard]] std::size_t arena_size() const noexcept { return end_ - base_; }
+
+  /// @brief Calls `f(base, size, allocated bytes)` for every superblock in address order.
+  /// O(chunks / 64 + S).
+  template <typename F>
+  void for_each_superblock(F&& f) const {
+    for_each_sb([&](sb_rec const& sb) { f(sb.base, sb.size, sb.allocated); });
+  }
+
+  /// @brief The free blocks in address order. O(chunks / 64 + S + n).
+  [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> free_blocks() const;
+
+  /**
+   * @brief Checks every invariant listed in chunk_stream_arena.md: the blocks of each superblock
+   * (sorted, aligned, inside it, coalesced, counted), the chunk lists and the start bitmaps, the
+   * max tree, the list of entirely free superblocks, the slots and the counters. O(chunks + n).
+   * For tests.
+   * @throws std::logic_error describing the first violation.
+   */
+  void validate() const;
+
+  /// @brief A multi-line description (superblocks and their use), for the out-of-memory dump.
+  /// O(chunks / 64 + S).
+  [[nodiscard]] std::string describe(std::size_t max_lines = 64) const;
+
+ private:
+  static constexpr unsigned chunk_shift = 21;  // 2 MiB, the standard superblock size
+  static constexpr std::size_t fan      = 8;   // 8 maxima of 8 bytes: one cache line
+  static constexpr std::uint32_t none   = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t npos     = std::numeric_limits<std::size_t>::max();
+  static_assert((std::size_t{1} << chunk_shift) == superblock_size);
+
+  struct block {
+    std::uintptr_t base;
+    std::size_t size;
+  };
+  struct sb_rec {
+    std::uintptr_t base{};
+    std::size_t size{};  // 0: a spare slot
+    std::size_t allocated{};
+    std::size_t max_free{};                           // largest free block
+    std::vector<block> blocks;                        // sorted by base, unless `tree`
+    std::unique_ptr<address_ordered_free_list> tree;  // more than small_block_limit blocks
+    std::uint32_t next_in_chunk{none};                // next superblock starting in the chunk
+    std::uint32_t empty_prev{none};                   // list of entirely free superblocks
+    std::uint32_t empty_next{none};
+    bool is_empty{false};
+  };
+
+  [[nodiscard]] std::size_t chunk_of(std::uintptr_t a) const noexcept {
+    return (a - base_) >> chunk_shift;
+  }
+
+  template <typename F>
+  void for_each_sb(F&& f) const {
+    for (std::size_t w = 0; w < starts_.size(); ++w) {
+      for (std::uint64_t bits = starts_[w]; bits != 0; bits &= bits - 1) {
+        std::size_t const c = (w << 6U) + static_cast<std::size_t>(__builtin_ctzll(bits));
+        for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
+          f(sbs_[s]);
+        }
+      }
+    }
+  }
+
+  // --- where superblocks start: a bitmap of chunks and a summary bitmap of its words ----------
+  void set_start(std::size_t c) noexcept {
+    starts_[c >> 6U] |= std::uint64_t{1} << (c & 63U);
+    starts_sum_[c >> 12U] |= std::uint64_t{1} << ((c >> 6U) & 63U);
+  }
+  void clear_start(std::size_t c) noexcept {
+    starts_[c >> 6U] &= ~(std::uint64_t{1} << (c & 63U));
+    if (starts_[c >> 6U] == 0) {
+      starts_sum_[c >> 12U] &= ~(std::uint64_t{1} << ((c >> 6U) & 63U));
+    }
+  }
+  static std::size_t top_bit(std::uint64_t x) noexcept {
+    return 63 - static_cast<std::size_t>(__builtin_clzll(x));
+  }
+  // Highest chunk <= c in which a superblock starts, or npos.
+  [[nodiscard]] std::size_t prev_start(std::size_t c) const noexcept {
+    std::size_t const w = c >> 6U;
+    if (std::uint64_t const bits = starts_[w] & (~std::uint64_t{0} >> (63 - (c & 63U)));
+        bits != 0) {
+      return (w << 6U) + top_bit(bits);
+    }
+    if (w == 0) {
+      return npos;
+    }
+    std::size_t const wq = w - 1;  // the highest non-zero word <= wq, through the summary
+    std::size_t sw       = wq >> 6U;
+    std::uint64_t sbits  = starts_sum_[sw] & (~std::uint64_t{0} >> (63 - (wq & 63U)));
+    while (sbits == 0) {
+      if (sw == 0) {
+        return npos;
+      }
+      sbits = starts_sum_[--sw];
+    }
+    std::size_t const word = (sw << 6U) + top_bit(sbits);
+    return (word << 6U) + top_bit(starts_[word]);
+  }
+  // The superblock with the greatest base <= a, or none.
+  [[nodiscard]] std::uint32_t last_start_le(std::uintptr_t a) const noexcept {
+    if (a < base_ || a >= end_) {
+      return none;
+    }
+    std::size_t c      = chunk_of(a);
+    std::uint32_t best = none;
+    for (std::uint32_t s = chunk_head_[c]; s != none && sbs_[s].base <= a;
+         s               = sbs_[s].next_in_chunk) {
+      best = s;
+    }
+    if (best != none || c == 0) {
+      return best;
+    }
+    c = prev_start(c - 1);
+    if (c == npos) {
+      return none;
+    }
+    for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
+      best = s;
+    }
+    return best;
+  }
+  [[nodiscard]] std::uint32_t find(std::uintptr_t ptr) const noexcept {
+    std::uint32_t const s = last_start_le(ptr);
+    return (s != none && ptr - sbs_[s].base < sbs_[s].size) ? s : none;
+  }
+
+  // --- max tree over chunks: leaf = largest free block of the superblocks starting there ------
+  void refresh_leaf(std::size_t c) noexcept {
+    std::size_t v = 0;
+    for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
+      v = std::max(v, sbs_[s].max_free);
+    }
+    if (levels_[0][c] == v) {
+      return;
+    }
+    levels_[0][c] = v;
+    for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
+      std::size_t const g  = c / fan;
+      std::size_t const* p = &levels_[l][g * fan];
+      std::size_t const m  = *std::max_element(p, p + fan);
+      if (levels_[l + 1][g] == m) {
+        return;
+      }
+      levels_[l + 1][g] = m;
+      c                 = g;
+    }
+  }
+  [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept {
+    auto const& top = levels_.back();
+    std::size_t i   = 0;
+    while (i < top.size() && top[i] < bytes) {
+      ++i;
+    }
+    if (i == top.size()) {
+      return npos;
+    }
+    for (std::size_t l = levels_.size() - 1; l-- > 0;) {
+      std::size_t const* p = &levels_[l][i * fan];
+      std::size_t j        = 0;
+      while (p[j] < bytes) {  // the parent's maximum guarantees a hit
+        ++j;
+      }
+      i = i * fan + j;
+    }
+    return i;
+  }
+
+  // --- blocks inside one superblock -----------------------------------------------------------
+  // Takes `bytes` from the lowest block that fits (the caller checked max_free). Never throws.
+  std::uintptr_t carve(sb_rec& sb, std::size_t bytes) noexcept {
+    if (sb.tree) {
+      std::uintptr_t const p = *sb.tree->allocate_first_fit(bytes);
+      sb.max_free            = sb.tree->largest_free_block();
+      return p;
+    }
+    auto it = sb.blocks.begin();
+    while (it->size < bytes) {
+      ++it;
+    }
+    std::uintptr_t const p = it->base;
+    bool const was_max     = it->size == sb.max_free;
+    if (it->size == bytes) {
+      sb.blocks.erase(it);
+    } else {
+      it->base += bytes;
+      it->size -= bytes;
+    }
+    if (was_max) {
+      std::size_t m = 0;
+      for (auto const& b : sb.blocks) {
+        m = std::max(m, b.size);
+      }
+      sb.max_free = m;
+    }
+    return p;
+  }
+
+  // Returns [ptr, ptr + bytes) (inside sb) to sb's free blocks, coalescing.
+  void give(sb_rec& sb, std::uintptr_t ptr, std::size_t bytes) {
+    if (bytes == 0 || (bytes % allocation_granularity) != 0) {
+      throw std::invalid_argument("chunk_stream_arena: free size " + std::to_string(bytes) +
+                                  " is not a non-zero multiple of " +
+                                  std::to_string(allocation_granularity));
+    }
+    if ((ptr % allocation_granularity) != 0) {
+      throw std::invalid_argument("chunk_stream_arena: free address " + format_hex(ptr) +
+                                  " is not aligned to " + std::to_string(allocation_granularity));
+    }
+    if (sb.tree) {
+      sb.tree->insert_within(ptr, bytes, sb.base, sb.base + sb.size);
+      sb.max_free = sb.tree->largest_free_block();
+      if (sb.max_free == sb.size) {  // entirely free: back to the array (capacity >= 1 kept)
+        sb.tree.reset();
+        --num_trees_;
+        sb.blocks.assign(1, block{sb.base, sb.size});
+      }
+      return;
+    }
+    std::uintptr_t const end = ptr + bytes;
+    auto& v                  = sb.blocks;
+    auto it                  = std::lower_bound(
+        v.begin(), v.end(), ptr, [](block const& b, std::uintptr_t a) { return b.base < a; });
+    bool const has_next = it != v.end();
+    bool const has_prev = it != v.begin();
+    if ((has_next && it->base < end) ||
+        (has_prev && std::prev(it)->base + std::prev(it)->size > ptr)) {
+      throw std::invalid_argument("chunk_stream_arena: free of [" + format_hex(ptr) + ", +" +
+                                  std::to_string(bytes) + ") overlaps a free block (double free?)");
+    }
+    bool const join_prev = has_prev && std::prev(it)->base + std::prev(it)->size == ptr;
+    bool const join_next = has_next && it->base == end;
+    std::size_t grown    = bytes;
+    if (join_prev && join_next) {
+      auto const pv = std::prev(it);
+      pv->size += bytes + it->size;
+      grown = pv->size;
+      v.erase(it);
+    } else if (join_prev) {
+      grown = (std::prev(it)->size += bytes);
+    } else if (join_next) {
+      it->base = ptr;
+      grown    = (it->size += bytes);
+    } else if (v.size() >= small_block_limit) {
+      to_tree(sb);
+      give(sb, ptr, bytes);
+      return;
+    } else {
+      v.insert(it, block{ptr, bytes});
+    }
+    sb.max_free = std::max(sb.max_free, grown);
+  }
+
+  // Moves sb's free blocks into a tree; sb is unchanged if this throws.
+  void to_tree(sb_rec& sb) {
+    auto tree = std::make_unique<address_ordered_free_list>(allocation_granularity);
+    for (auto const& b : sb.blocks) {
+      tree->insert_within(b.base, b.size, sb.base, sb.base + sb.size);
+    }
+    sb.tree = std::move(tree);
+    sb.blocks.clear();  // keeps its capacity
+    ++num_trees_;
+  }
+
+  // --- entirely free superblocks: an intrusive doubly linked list -----------------------------
+  void link_empty(std::uint32_t s) noexcept {
+    sb_rec& sb    = sbs_[s];
+    sb.is_empty   = true;
+    sb.empty_prev = none;
+    sb.empty_next = empty_head_;
+    if (empty_head_ != none) {
+      sbs_[empty_head_].empty_prev = s;
+    }
+    empty_head_ = s;
+    ++num_empty_;
+  }
+  void unlink_empty(std::uint32_t s) noexcept {
+    sb_rec& sb  = sbs_[s];
+    sb.is_empty = false;
+    if (sb.empty_prev != none) {
+      sbs_[sb.empty_prev].empty_next = sb.empty_next;
+    } else {
+      empty_head_ = sb.empty_next;
+    }
+    if (sb.empty_next != none) {
+      sbs_[sb.empty_next].empty_prev = sb.empty_prev;
+    }
+    --num_empty_;
+  }
+
+  // Takes an entirely free superblock out and recycles its slot.
+  void remove_superblock(std::uint32_t s) noexcept {
+    sb_rec& sb          = sbs_[s];
+    std::size_t const c = chunk_of(sb.base);
+    std::uint32_t* link = &chunk_head_[c];
+    while (*link != s) {
+      link = &sbs_[*link].next_in_chunk;
+    }
+    *link = sb.next_in_chunk;
+    if (chunk_head_[c] == none) {
+      clear_start(c);
+    }
+    if (sb.is_empty) {
+      unlink_empty(s);
+      cached_bytes_ -= sb.size;
+    }
+    held_bytes_ -= sb.size;
+    free_bytes_ -= sb.size;
+    --num_superblocks_;
+    if (sb.tree) {
+      sb.tree.reset();
+      --num_trees_;
+    }
+    sb.size     = 0;
+    sb.max_free = 0;
+    sb.blocks.clear();  // keeps its capacity for the slot's next superblock
+    sb.next_in_chunk = none;
+    spare_slots_.push_back(s);  // never throws: capacity reserved in add_superblock
+    refresh_leaf(c);
+  }
+
+  static void expect(bool ok, char const* what, std::uintptr_t at) {
+    expect_invariant(ok, "chunk_stream_arena", what, at);
+  }
+
+  std::size_t cache_bytes_;
+  std::uintptr_t base_;
+  std::uintptr_t end_;
+  std::vector<sb_rec> sbs_;                       // superblock records; size 0: spare
+  std::vector<std::uint32_t> spare_slots_;        // capacity >= sbs_.size()
+  std::vector<std::uint32_t> chunk_head_;         // per chunk: first superblock starting there
+  std::vector<std::uint64_t> starts_;             // bit per chunk: a superblock starts there
+  std::vector<std::uint64_t> starts_sum_;         // bit per word of starts_: it is non-zero
+  std::vector<std::vector<std::size_t>> levels_;  // max tree, leaves first
+  std::uint32_t empty_head_{none};
+  std::size_t num_empty_{};
+  std::size_t num_trees_{};
+  std::size_t allocated_bytes_{};
+  std::size_t held_bytes_{};
+  std::size_t cached_bytes_{};  // bytes of the entirely free superblocks
+  std::size_t free_bytes_{};
+  std::size_t num_superblocks_{};
+};
+
+}  // namespace rmm::mr::detail::arena
+
+#include <rmm/mr/detail/algorithms/chunk_stream_arena_checks.hpp>

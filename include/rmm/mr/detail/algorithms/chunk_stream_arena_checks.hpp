@@ -1,0 +1,142 @@
+/**
+ * @file chunk_stream_arena_checks.hpp
+ * @brief Members of chunk_stream_arena defined out of line, all O(n) and meant for tests and
+ * diagnostics: validate() (the invariant checks listed in chunk_stream_arena.md, std::logic_error
+ * on the first violation), free_blocks() and describe() (the out-of-memory dump). Included at the
+ * end of chunk_stream_arena.hpp; including it alone includes that header.
+ */
+#pragma once
+
+#include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr::detail::arena {
+
+inline std::vector<std::pair<std::uintptr_t, std::size_t>> chunk_stream_arena::free_blocks() const {
+  std::vector<std::pair<std::uintptr_t, std::size_t>> out;
+  for_each_sb([&](sb_rec const& sb) {
+    if (sb.tree) {
+      sb.tree->for_each([&](std::uintptr_t b, std::size_t s) { out.emplace_back(b, s); });
+    } else {
+      for (auto const& b : sb.blocks) {
+        out.emplace_back(b.base, b.size);
+      }
+    }
+  });
+  return out;
+}
+
+inline std::string chunk_stream_arena::describe(std::size_t max_lines) const {
+  std::string out = "holds " + std::to_string(held_bytes_) + " bytes in " +
+                    std::to_string(num_superblocks_) + " superblocks, allocated " +
+                    std::to_string(allocated_bytes_) + ", free " + std::to_string(free_bytes_) +
+                    ", largest free block " + std::to_string(largest_free_block()) + "\n";
+  std::size_t shown = 0;
+  for_each_sb([&](sb_rec const& sb) {
+    if (shown++ < max_lines) {
+      out += "  superblock [" + format_hex(sb.base) + ", +" + std::to_string(sb.size) +
+             "): allocated " + std::to_string(sb.allocated) + "\n";
+    }
+  });
+  if (shown > max_lines) {
+    out += "  ... " + std::to_string(shown - max_lines) + " more superblocks\n";
+  }
+  return out;
+}
+
+inline void chunk_stream_arena::validate() const {
+  std::size_t held = 0, allocated = 0, free = 0, cached = 0, empty = 0, trees = 0, count = 0;
+  std::uintptr_t prev_end = base_;
+  std::vector<std::size_t> leaf(levels_[0].size(), 0);
+  for (std::size_t c = 0; c < chunk_head_.size(); ++c) {
+    bool const starts = ((starts_[c >> 6U] >> (c & 63U)) & 1U) != 0;
+    expect(starts == (chunk_head_[c] != none), "start bitmap is off", c);
+    for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
+      sb_rec const& sb = sbs_[s];
+      expect(sb.size != 0 && s < sbs_.size(), "spare slot in a chunk list", sb.base);
+      expect(chunk_of(sb.base) == c, "superblock in the wrong chunk list", sb.base);
+      expect(sb.base >= prev_end, "superblocks overlap or are out of order", sb.base);
+      expect(sb.size <= end_ - sb.base, "superblock outside the arena range", sb.base);
+      prev_end            = sb.base + sb.size;
+      std::size_t sb_free = 0, sb_max = 0;
+      auto visit = [&, last = sb.base, any = false](std::uintptr_t b, std::size_t n) mutable {
+        expect(n != 0 && ((b | n) % allocation_granularity) == 0, "free block misaligned", b);
+        expect(b >= sb.base && n <= sb.base + sb.size - b, "free block outside its superblock", b);
+        expect(!any || b > last, "free blocks overlap, touch or are out of order", b);
+        any  = true;
+        last = b + n;
+        sb_free += n;
+        sb_max = std::max(sb_max, n);
+      };
+      if (sb.tree) {
+        sb.tree->validate();
+        expect(sb.blocks.empty(), "superblock with both a tree and an array", sb.base);
+        sb.tree->for_each(visit);
+        ++trees;
+      } else {
+        expect(sb.blocks.size() <= small_block_limit, "block array over its limit", sb.base);
+        for (auto const& b : sb.blocks) {
+          visit(b.base, b.size);
+        }
+      }
+      expect(sb_free + sb.allocated == sb.size, "superblock bytes unaccounted", sb.base);
+      expect(sb_max == sb.max_free, "largest free block of a superblock is off", sb.base);
+      expect(sb.is_empty == (sb.allocated == 0), "free-superblock flag is off", sb.base);
+      leaf[c] = std::max(leaf[c], sb.max_free);
+      held += sb.size;
+      allocated += sb.allocated;
+      free += sb_free;
+      empty += sb.is_empty ? 1 : 0;
+      cached += sb.is_empty ? sb.size : 0;
+      ++count;
+    }
+  }
+  for (std::size_t w = 0; w < starts_.size(); ++w) {
+    bool const sum = ((starts_sum_[w >> 6U] >> (w & 63U)) & 1U) != 0;
+    expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);
+  }
+  expect(leaf == levels_[0], "max tree leaves are off", 0);
+  // Every level but the top is whole groups of `fan`; a level above holds one maximum per group
+  // of the level below, padded with zeros to whole groups itself (the top is not padded).
+  for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
+    std::size_t const groups = levels_[l].size() / fan;
+    std::size_t const above  = l + 2 < levels_.size() ? (groups + fan - 1) / fan * fan : groups;
+    expect(
+        levels_[l].size() % fan == 0 && levels_[l + 1].size() == above, "max tree shape is off", l);
+    for (std::size_t g = 0; g < levels_[l + 1].size(); ++g) {
+      std::size_t m = 0;
+      if (g < groups) {
+        auto const first = levels_[l].begin() + static_cast<std::ptrdiff_t>(g * fan);
+        m                = *std::max_element(first, first + static_cast<std::ptrdiff_t>(fan));
+      }
+      expect(levels_[l + 1][g] == m, "max tree is off", g);
+    }
+  }
+  std::size_t listed = 0;
+  for (std::uint32_t s = empty_head_, prev = none; s != none; prev = s, s = sbs_[s].empty_next) {
+    expect(sbs_[s].is_empty && sbs_[s].size != 0, "free-superblock list holds a busy one", s);
+    expect(sbs_[s].empty_prev == prev, "free-superblock list links are off", s);
+    expect(++listed <= empty, "free-superblock list is too long", s);
+  }
+  std::size_t spare = 0;
+  for (sb_rec const& sb : sbs_) {
+    spare += sb.size == 0 ? 1 : 0;
+    expect(sb.size != 0 || !sb.tree, "spare slot with a tree", 0);
+  }
+  expect(spare == spare_slots_.size() && spare_slots_.capacity() >= sbs_.size(),
+         "slot accounting is off",
+         spare);
+  expect(count == num_superblocks_ && held == held_bytes_ && allocated == allocated_bytes_ &&
+             free == free_bytes_ && cached == cached_bytes_ && empty == num_empty_ &&
+             listed == empty && trees == num_trees_,
+         "counters are off",
+         0);
+}
+
+}  // namespace rmm::mr::detail::arena

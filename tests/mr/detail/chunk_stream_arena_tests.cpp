@@ -1,0 +1,204 @@
+/**
+ * @file chunk_stream_arena_tests.cpp
+ * @brief Property tests of chunk_stream_arena against the naive reference model
+ * (bitmap_stream_arena_model.hpp): randomised operations with fixed seeds over superblocks of
+ * 2 MiB multiples, superblocks not aligned to 2 MiB (several starting in one chunk), blocks
+ * enough to switch superblocks to their tree, add/remove of superblocks and
+ * release_free_superblocks; every step compares the whole observable state and validates.
+ */
+#include "bitmap_stream_arena_model.hpp"
+#include "chunk_stream_arena_test_helpers.hpp"
+
+#include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <random>
+#include <vector>
+
+namespace {
+
+namespace arena = rmm::mr::detail::arena;
+using arena::chunk_stream_arena;
+
+constexpr std::size_t SB    = arena::superblock_size;
+constexpr std::uintptr_t B  = rmm::test::fake_arena_base;
+constexpr std::size_t space = std::size_t{256} << 20U;  // where superblocks are placed
+
+class harness {
+ public:
+  harness(std::uint32_t seed, std::size_t cache, bool small_blocks)
+      : rng_{seed}, arena_{cache, B, space}, model_{cache}, small_{small_blocks} {}
+
+  void step() {
+    auto const op = pick(100);
+    if (op < 50) {
+      allocate();
+    } else if (op < 88) {
+      free_random();
+    } else if (op < 92) {
+      release_all();
+    } else {
+      add_superblock();
+    }
+    check();
+  }
+
+  void drain() {
+    while (!live_.empty()) {
+      free_block(live_.begin());
+    }
+    release_all();
+    check();
+    REQUIRE(arena_.held_bytes() == 0);
+  }
+
+  std::size_t max_trees{};
+
+ private:
+  std::size_t pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>{0, n - 1}(rng_);
+  }
+
+  std::size_t request() {
+    if (small_) {
+      return 256 * (1 + pick(4));
+    }  // many small blocks: superblocks go to trees
+    switch (pick(4)) {
+      case 0:
+        return 256 * (1 + pick(16));
+      case 1:
+        return 256 * (1 + pick(2048));
+      case 2:
+        return 256 * (1 + pick(SB / 256));
+      default:
+        return 256 * (1 + pick(3 * SB / 256));
+    }
+  }
+
+  // A free place in [B, B + space): 2 MiB multiples, or odd sizes at odd 256-byte offsets.
+  void add_superblock(std::size_t at_least = 0) {
+    for (int tries = 0; tries < 64; ++tries) {
+      std::size_t const size =
+          std::max(at_least, pick(2) == 0 ? SB * (1 + pick(3)) : 256 * (1 + pick(3 * SB / 256)));
+      std::uintptr_t const base =
+          B + (pick(2) == 0 ? SB * pick(space / SB - 8) : 256 * pick((space - 8 * SB) / 256));
+      if (model_.overlaps(base, size)) {
+        CHECK_THROWS_AS(arena_.add_superblock(base, size), std::invalid_argument);
+        continue;
+      }
+      arena_.add_superblock(base, size);
+      model_.add_superblock(base, size);
+      return;
+    }
+  }
+
+  void allocate() {
+    std::size_t const n = request();
+    auto p              = arena_.allocate(n);
+    REQUIRE(model_.allocate(n) == p);
+    if (!p) {
+      add_superblock(n);
+      p = arena_.allocate(n);
+      REQUIRE(model_.allocate(n) == p);
+    }
+    if (p) {
+      live_.emplace(*p, n);
+    }
+  }
+
+  void free_random() {
+    if (live_.empty()) {
+      return;
+    }
+    free_block(std::next(live_.begin(), static_cast<std::ptrdiff_t>(pick(live_.size()))));
+  }
+
+  void free_block(std::map<std::uintptr_t, std::size_t>::iterator it) {
+    bool const allow = pick(4) != 0;
+    auto const r     = arena_.deallocate(it->first, it->second, allow);
+    REQUIRE(model_.deallocate(it->first, it->second, allow) == r);
+    live_.erase(it);
+  }
+
+  void release_all() {
+    REQUIRE(arena_.release_free_superblocks() == model_.release_free_superblocks());
+  }
+
+  void check() {
+    REQUIRE(rmm::test::snapshot_of(arena_) == rmm::test::snapshot_of(model_));
+    max_trees = std::max(max_trees, arena_.num_tree_superblocks());
+    arena_.validate();
+  }
+
+  std::mt19937 rng_;
+  rmm::test::test_stream_arena arena_;
+  rmm::test::reference_stream_arena model_;
+  bool small_;
+  std::map<std::uintptr_t, std::size_t> live_;
+};
+
+}  // namespace
+
+TEST_CASE("chunk_stream_arena: randomised operations match the reference model", "[arena][chunk]") {
+  for (std::uint32_t seed : {1U, 2U, 3U}) {
+    for (std::size_t cache : {std::size_t{0}, 2 * SB, 16 * SB}) {
+      harness h{seed, cache, false};
+      for (int i = 0; i < 3000; ++i) {
+        h.step();
+      }
+      h.drain();
+    }
+  }
+}
+
+TEST_CASE("chunk_stream_arena: many small blocks switch superblocks to trees and back",
+          "[arena][chunk]") {
+  for (std::uint32_t seed : {7U, 8U}) {
+    harness h{seed, 4 * SB, true};
+    for (int i = 0; i < 6000; ++i) {
+      h.step();
+    }
+    CHECK(h.max_trees > 0);
+    h.drain();
+  }
+}
+
+TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[arena][chunk]") {
+  chunk_stream_arena a{B, 8 * SB};
+  CHECK_THROWS_AS(a.add_superblock(B - SB, SB), std::invalid_argument);
+  CHECK_THROWS_AS(a.add_superblock(B + 7 * SB, 2 * SB), std::invalid_argument);
+  CHECK_THROWS_AS((chunk_stream_arena{B, 0}), std::invalid_argument);
+  a.add_superblock(B + 7 * SB + 256, SB - 256);  // the tail: not 2 MiB aligned
+  a.add_superblock(B + 7 * SB, 256);             // two superblocks start in one chunk
+  CHECK(a.allocate(512) == B + 7 * SB + 256);
+  CHECK(a.allocate(256) == B + 7 * SB);
+  CHECK(a.owns(B + 8 * SB - 1));
+  CHECK_FALSE(a.owns(B + 6 * SB));
+  a.validate();
+}
+
+TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
+  // 81 chunks (+256 B): leaves 88, then 16 (11 groups, padded), then 2; 20224 chunks (the
+  // resource's 40448 MiB arena): 20224, 2528, 320 (316 groups, padded), 40, 5.
+  for (std::size_t span : {81 * SB + 256, std::size_t{40448} << 20U}) {
+    chunk_stream_arena a{B, span, 0};
+    a.validate();
+    std::uintptr_t const last = B + (span - 1) / SB * SB;  // the last chunk, maybe partial
+    a.add_superblock(last, B + span - last);
+    a.add_superblock(B + SB, SB);
+    a.validate();
+    CHECK(a.allocate(SB) == B + SB);
+    CHECK(a.allocate(256) == last);
+    CHECK(a.largest_free_block() == B + span - last - 256);
+    a.validate();
+    CHECK(a.deallocate(B + SB, SB) == arena::range{B + SB, SB});  // cache 0: released at once
+    CHECK(a.deallocate(last, 256) == arena::range{last, B + span - last});
+    a.validate();
+    CHECK(a.largest_free_block() == 0);
+  }
+}
