@@ -138,6 +138,9 @@ run() {
     done
     step rmm_c_gpu_tests_configure env RMM_C_RESOURCE=bogus RMM_C_TEST_CONFIGURE=pool \
       "$bin/rmm_c_gpu_tests"
+    # The expandable pool with defragmentation turned off (RMM_C_DEFRAGMENT_THRESHOLD).
+    step rmm_c_gpu_tests_expandable_no_defragment env RMM_C_RESOURCE=expandable \
+      RMM_C_DEFRAGMENT_THRESHOLD=off "$bin/rmm_c_gpu_tests"
   fi
   # memcheck + leak check. Tests tagged [expected_api_errors] provoke CUDA API failures on purpose
   # (out-of-memory probes, invalid device ids): they run with API-error reporting off, so that

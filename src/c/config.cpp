@@ -8,6 +8,7 @@
 
 #include <array>
 #include <exception>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -125,6 +126,30 @@ parse_result parse_config(config_names const& names,
   }
   result.value = cfg;
   return result;
+}
+
+std::optional<std::size_t> parse_defragment_threshold(resource_kind resource,
+                                                      std::string_view name,
+                                                      std::optional<std::string> const& text) {
+  if (!text || text->empty()) {
+    return std::nullopt;
+  }
+  if (resource != resource_kind::expandable) {
+    throw rmm::invalid_argument{shown(name, *text) + ": not supported (resource " +
+                                resource_name(resource) +
+                                "): only the expandable pool defragments; unset it or choose "
+                                "expandable"};
+  }
+  if (*text == "off") {
+    return std::numeric_limits<std::size_t>::max();
+  }
+  try {
+    return rmm::parse_memory_size(*text);
+  } catch (rmm::invalid_argument const& e) {
+    throw rmm::invalid_argument{shown(name, *text) +
+                                ": expected a size string such as \"64MB\", or \"off\" (" +
+                                e.what() + ")"};
+  }
 }
 
 std::optional<std::size_t> resolve_size(size_setting const& setting,

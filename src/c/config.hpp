@@ -85,6 +85,20 @@ struct parse_result {
                                         std::optional<std::string> const& initial,
                                         std::optional<std::string> const& maximum);
 
+/// @brief The environment variable that sets the expandable pool's defragmentation threshold.
+inline constexpr std::string_view defragment_threshold_variable = "RMM_C_DEFRAGMENT_THRESHOLD";
+
+/**
+ * @brief Parses the expandable pool's defragmentation threshold
+ * (pool_memory_resource::set_defragment_threshold) for @p resource: nullopt if @p text is absent
+ * or empty (the pool's default), std::numeric_limits<std::size_t>::max() for "off", else the
+ * bytes of a size string ("64MB", "0").
+ * @throws rmm::invalid_argument "<name>=<quoted text>: ..." if @p text is neither, or if it is set
+ * for a resource other than `expandable` (only the expandable pool defragments).
+ */
+[[nodiscard]] std::optional<std::size_t> parse_defragment_threshold(
+    resource_kind resource, std::string_view name, std::optional<std::string> const& text);
+
 /**
  * @brief A size setting in bytes for a device of @p total_bytes: percentages are taken of
  * @p total_bytes and rounded down to a multiple of 256 bytes; byte values are returned as is;

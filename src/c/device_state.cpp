@@ -121,6 +121,12 @@ void install(int device, config const& cfg, installed& slot) {
                   std::to_string(*maximum) + " bytes) is below the initial size (" +
                   std::to_string(initial.value_or(0)) + " bytes)",
               rmm::invalid_argument);
+  char const* const defragment_text =
+      std::getenv(std::string{defragment_threshold_variable}.c_str());
+  std::optional<std::size_t> const defragment = parse_defragment_threshold(
+      cfg.resource,
+      defragment_threshold_variable,
+      defragment_text == nullptr ? std::nullopt : std::optional<std::string>{defragment_text});
   device_counters* const counters = &table().counters[device];
   mr::detail::any_device_resource resource{mr::cuda_memory_resource{}};
   switch (cfg.resource) {
@@ -142,6 +148,9 @@ void install(int device, config const& cfg, installed& slot) {
     case resource_kind::expandable:
       slot.vmm.emplace(cuda_device_id{device});
       slot.pool.emplace(*slot.vmm, initial.value_or(0), maximum);
+      if (defragment) {
+        slot.pool->set_defragment_threshold(*defragment);
+      }
       resource = *slot.pool;
       break;
     case resource_kind::arena:

@@ -6,11 +6,13 @@
 #include "config.hpp"
 
 #include <rmm/c/rmm_c.h>
+#include <rmm/error.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cstddef>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -149,6 +151,42 @@ TEST_CASE("settings a resource cannot use are rejected", "[rmm_c][config]") {
   }
   CHECK(parse(opt{"cuda_async"}, opt{"1GB"}).value);
   CHECK(parse(opt{"arena"}, opt{"30%"}).value);
+}
+
+TEST_CASE("the defragmentation threshold: a size string or off, for the expandable pool only",
+          "[rmm_c][config]") {
+  using rmm::c::defragment_threshold_variable;
+  using rmm::c::parse_defragment_threshold;
+  auto const expandable = resource_kind::expandable;
+  CHECK_FALSE(parse_defragment_threshold(expandable, defragment_threshold_variable, {}));
+  CHECK_FALSE(parse_defragment_threshold(expandable, defragment_threshold_variable, opt{""}));
+  CHECK(parse_defragment_threshold(expandable, defragment_threshold_variable, opt{"off"}) ==
+        std::numeric_limits<std::size_t>::max());
+  CHECK(parse_defragment_threshold(expandable, defragment_threshold_variable, opt{"0B"}) == 0);
+  CHECK(parse_defragment_threshold(expandable, defragment_threshold_variable, opt{"128MB"}) ==
+        128 * MiB);
+  for (char const* bad : {"sixty", "-1", "64QB", "OFF", "0", "128MiB"}) {
+    INFO(bad);
+    try {
+      (void)parse_defragment_threshold(expandable, defragment_threshold_variable, opt{bad});
+      FAIL("no exception");
+    } catch (rmm::invalid_argument const& e) {
+      CHECK(contains(e.what(), "RMM_C_DEFRAGMENT_THRESHOLD=\"" + std::string{bad} + "\""));
+      CHECK(contains(e.what(), "\"off\""));
+    }
+  }
+  for (auto const kind : {resource_kind::pool, resource_kind::arena, resource_kind::cuda}) {
+    try {
+      (void)parse_defragment_threshold(kind, defragment_threshold_variable, opt{"64MB"});
+      FAIL("no exception");
+    } catch (rmm::invalid_argument const& e) {
+      CHECK(contains(e.what(),
+                     "RMM_C_DEFRAGMENT_THRESHOLD=\"64MB\": not supported (resource " +
+                         std::string{rmm::c::resource_name(kind)} + ")"));
+    }
+  }
+  // Unset, any resource is fine.
+  CHECK_FALSE(parse_defragment_threshold(resource_kind::pool, defragment_threshold_variable, {}));
 }
 
 TEST_CASE("a maximum below the initial size is rejected", "[rmm_c][config]") {
