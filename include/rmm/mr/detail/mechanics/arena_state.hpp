@@ -1,0 +1,488 @@
+/**
+ * @file arena_state.hpp
+ * @brief The shared state of arena_memory_resource: the global arena, one stream arena per
+ * stream, the locks, the tickets and events that order superblocks moving between streams. The
+ * stream contract is stated in rmm/mr/arena_memory_resource.hpp and argued in
+ * detail/algorithms/arena.md.
+ */
+#pragma once
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/alignment_checks.hpp>
+#include <rmm/error.hpp>
+#include <rmm/logger.hpp>
+#include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
+#include <rmm/mr/detail/mechanics/arena_oom.hpp>
+#include <rmm/mr/detail/mechanics/device_binding.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
+#include <rmm/process_is_exiting.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cuda/memory_resource>
+#include <cuda/std/utility>
+#include <cuda/stream_ref>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief The state of an arena_memory_resource: the global arena, the stream arenas, the locks.
+ * Not for direct use. Heap-allocated once and never moved (the thread-local caches and the
+ * tickets point into it).
+ *
+ * Lock order: stream_map_mutex_ -> one or more stream arena mutexes (all of them only on the
+ * last-resort path, in id order) -> global_mutex_. No thread takes an earlier lock while holding
+ * a later one.
+ */
+class arena_state : private device_binding {
+ public:
+  arena_state(cuda::mr::any_resource<cuda::mr::device_accessible> upstream,
+              std::optional<std::size_t> arena_size,
+              bool dump_log_on_failure)
+      : upstream_{std::move(upstream)},
+        dump_log_on_failure_{dump_log_on_failure},
+        id_{next_resource_id()} {
+    std::size_t size = 0;
+    if (arena_size.has_value()) {
+      size = *arena_size;
+      RMM_EXPECTS(size >= arena::minimum_arena_size,
+                  "arena_memory_resource: arena_size " + std::to_string(size) +
+                      " is below the minimum of " + std::to_string(arena::minimum_arena_size) +
+                      " bytes");
+      size = align_down(size, arena::allocation_granularity);
+    } else {
+      size = align_down(available_device_memory().first / 2, arena::superblock_size);
+      RMM_EXPECTS(size >= arena::minimum_arena_size,
+                  "arena_memory_resource: the default arena_size (half of the free device "
+                  "memory) is " +
+                      std::to_string(size) + " bytes, below the minimum of " +
+                      std::to_string(arena::minimum_arena_size) + " bytes");
+    }
+    void* base = nullptr;
+    try {
+      base = upstream_.allocate(cuda_stream_default, size, CUDA_ALLOCATION_ALIGNMENT);
+    } catch (rmm::out_of_memory const& e) {
+      throw rmm::out_of_memory{arena_upstream_report(size, e, bound_device())};
+    }
+    try {
+      RMM_EXPECTS(base != nullptr &&
+                      reinterpret_cast<std::uintptr_t>(base) % CUDA_ALLOCATION_ALIGNMENT == 0,
+                  "arena_memory_resource: upstream returned a null or misaligned arena",
+                  rmm::bad_alloc);
+      cuda_stream_default.synchronize();
+      global_.emplace(reinterpret_cast<std::uintptr_t>(base), size);
+    } catch (...) {
+      upstream_.deallocate(cuda_stream_default, base, size, CUDA_ALLOCATION_ALIGNMENT);
+      throw;
+    }
+    base_ = base;
+  }
+
+  arena_state(arena_state const&)            = delete;
+  arena_state& operator=(arena_state const&) = delete;
+  arena_state(arena_state&&)                 = delete;
+  arena_state& operator=(arena_state&&)      = delete;
+
+  // With the arena's device current (device_binding, the base, restores the caller's device).
+  ~arena_state() {
+    enter_for_teardown();
+    if (process_is_exiting()) {
+      return;  // the CUDA runtime may be gone: leak the events and the arena
+    }
+    RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(cudaDeviceSynchronize());
+    for (auto const& s : by_id_) {
+      if (s->event != nullptr) {
+        RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(cudaEventDestroy(s->event));
+      }
+    }
+    upstream_.deallocate(cuda_stream_default, base_, global_->size(), CUDA_ALLOCATION_ALIGNMENT);
+  }
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    expect_bound_device("arena_memory_resource", "allocate", stream.get());
+    rmm::detail::expect_supported_alignment(
+        alignment, CUDA_ALLOCATION_ALIGNMENT, "arena_memory_resource");
+    if (bytes == 0) {
+      return nullptr;
+    }
+    auto const rounded = arena::round_up(bytes, arena::allocation_granularity);
+    if (!rounded || *rounded > global_->size()) {
+      fail(bytes, stream, "the request exceeds the arena size");
+    }
+    stream_key const key  = stream_key::of(stream);
+    stream_arena_state& a = arena_for(key);
+    if (void* p = try_allocate(a, *rounded)) {
+      return p;
+    }
+    reclaim_nameable(a);
+    if (void* p = try_allocate(a, *rounded)) {
+      return p;
+    }
+    reclaim_all();
+    if (void* p = try_allocate(a, *rounded)) {
+      return p;
+    }
+    fail(bytes, stream, "no free block fits after reclaiming free superblocks, in the arena size");
+  }
+
+  void deallocate(cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t) noexcept {
+    if (ptr == nullptr) {
+      return;
+    }
+    expect_bound_device_noexcept("arena_memory_resource", "deallocate", stream.get());
+    auto const p         = reinterpret_cast<std::uintptr_t>(ptr);
+    std::size_t const sz = arena::round_up(bytes, arena::allocation_granularity).value_or(0);
+    stream_key const key = stream_key::of(stream);
+    try {
+      if (stream_arena_state* a = find_arena(key); a != nullptr) {
+        std::unique_lock<std::mutex> lock{a->mutex};
+        if (a->host.owns(p)) {
+          if (auto const released = a->host.deallocate(p, sz); released) {
+            give_back(*a, {*released});
+          }
+          return;
+        }
+      }
+      deallocate_cross_stream(key, p, sz);
+    } catch (std::exception const& e) {
+      rmm::log(level_enum::error,
+               std::string{"arena_memory_resource: deallocate of "} + std::to_string(bytes) +
+                   " bytes at " + format_hex(p) + " failed: " + e.what());
+    }
+  }
+
+  [[nodiscard]] device_async_resource_ref upstream_ref() const noexcept { return upstream_; }
+
+  /// @brief Size of the global arena in bytes.
+  [[nodiscard]] std::size_t arena_size() const noexcept { return global_->size(); }
+
+  /// @brief Bytes of entirely free superblocks each stream arena keeps: 1/64 of the arena, at
+  /// least two standard superblocks.
+  [[nodiscard]] std::size_t cache_bytes() const noexcept {
+    return std::max(arena::default_cache_bytes, global_->size() / 64);
+  }
+
+ private:
+  struct stream_arena_state {
+    stream_arena_state(std::uintptr_t arena_base, std::size_t arena_size, std::size_t cache)
+        : host{arena_base, arena_size, cache} {}
+    std::mutex mutex;
+    arena::chunk_stream_arena host;
+    cudaEvent_t event{};  // created on the first release; records only on `key`'s stream
+    stream_key key;
+    arena::ticket id{};
+  };
+
+  struct cache_entry {
+    std::uint64_t resource{};  // never-reused resource id: a stale entry can never match
+    stream_key key;
+    stream_arena_state* arena{};
+  };
+  static constexpr std::size_t cache_entries = 4;
+  struct thread_cache {
+    cache_entry entries[cache_entries];
+    std::size_t next{};
+  };
+
+  // One counter per process (in librmm): ids from two modules never collide.
+  static std::uint64_t next_resource_id() noexcept { return next_resource_uid(); }
+
+  static thread_cache& cache() noexcept {
+    static thread_local thread_cache c;
+    return c;
+  }
+
+  static std::string format_hex(std::uintptr_t v) { return detail::format_hex(v); }
+
+  // Hot path: the thread-local cache, else the map under a shared lock, else create.
+  stream_arena_state& arena_for(stream_key const& key) {
+    thread_cache& c = cache();
+    for (auto const& e : c.entries) {
+      if (e.resource == id_ && e.key == key) {
+        return *e.arena;
+      }
+    }
+    stream_arena_state* a = find_in_map(key);
+    if (a == nullptr) {
+      std::unique_lock<std::shared_mutex> lock{stream_map_mutex_};
+      auto& slot = streams_[key];
+      if (!slot) {
+        auto fresh =
+            std::make_unique<stream_arena_state>(global_->base(), global_->size(), cache_bytes());
+        fresh->key = key;
+        std::lock_guard<std::mutex> glock{global_mutex_};
+        by_id_.reserve(by_id_.size() + 1);
+        fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);
+        by_id_.push_back(fresh.get());
+        slot = std::move(fresh);
+      }
+      a = slot.get();
+    }
+    c.entries[c.next] = cache_entry{id_, key, a};
+    c.next            = (c.next + 1) % cache_entries;
+    return *a;
+  }
+
+  stream_arena_state* find_in_map(stream_key const& key) {
+    std::shared_lock<std::shared_mutex> lock{stream_map_mutex_};
+    auto const it = streams_.find(key);
+    return it == streams_.end() ? nullptr : it->second.get();
+  }
+
+  // Lookup without creating (for frees).
+  stream_arena_state* find_arena(stream_key const& key) {
+    for (auto const& e : cache().entries) {
+      if (e.resource == id_ && e.key == key) {
+        return e.arena;
+      }
+    }
+    return find_in_map(key);
+  }
+
+  // First fit in the arena; on a miss, a superblock from the global arena. nullptr if none.
+  void* try_allocate(stream_arena_state& a, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock{a.mutex};
+    if (auto const p = a.host.allocate(bytes); p) {
+      return reinterpret_cast<void*>(*p);
+    }
+    std::optional<arena::superblock_grant> grant;
+    std::vector<cudaEvent_t> waits;
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      grant = global_->acquire(bytes);
+      if (!grant) {
+        return nullptr;
+      }
+      for (arena::ticket const t : grant->tickets) {
+        if (t != a.id) {  // the arena's own releases are ordered by its stream already
+          waits.push_back(by_id_[t - 1]->event);
+        }
+      }
+      try {
+        owners_.emplace(grant->base, &a);
+      } catch (...) {
+        global_->release(*grant);
+        throw;
+      }
+    }
+    try {
+      for (cudaEvent_t const e : waits) {
+        RMM_CUDA_TRY(cudaStreamWaitEvent(a.key.handle, e, 0));
+      }
+      a.host.add_superblock(grant->base, grant->size);
+    } catch (...) {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      owners_.erase(grant->base);
+      global_->release(*grant);
+      throw;
+    }
+    auto const p = a.host.allocate(bytes);  // fits: the superblock holds at least `bytes`
+    return reinterpret_cast<void*>(*p);
+  }
+
+  // Returns superblocks of `a` (whose mutex the caller holds) to the global arena, ordered by an
+  // event recorded now on a's stream, which must be the caller's stream or the legacy one.
+  void give_back(stream_arena_state& a, std::vector<arena::range> const& ranges) noexcept {
+    arena::ticket t = a.id;
+    if ((a.event == nullptr &&
+         cudaEventCreateWithFlags(&a.event, cudaEventDisableTiming) != cudaSuccess) ||
+        cudaEventRecord(a.event, a.key.handle) != cudaSuccess) {
+      // Cannot order by event: order by waiting instead.
+      rmm::detail::clear_last_cuda_error();
+      RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(a.key.handle));
+      t = arena::no_ticket;
+    }
+    std::lock_guard<std::mutex> glock{global_mutex_};
+    for (auto const& r : ranges) {
+      owners_.erase(r.base);
+      try {
+        global_->release(r.base, r.size, t);
+      } catch (std::exception const& e) {
+        rmm::log(level_enum::error,
+                 std::string{"arena_memory_resource: cannot return a superblock: "} + e.what());
+      }
+    }
+  }
+
+  // Slow path: the block belongs to another stream's arena. Wait for the freeing stream so that
+  // the owner may reuse the block without further ordering, then hand it to the owner. The owner
+  // cannot release the superblock concurrently: the block is still allocated in it.
+  void deallocate_cross_stream(stream_key const& key, std::uintptr_t p, std::size_t bytes) {
+    stream_arena_state* owner = nullptr;
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      auto it = owners_.upper_bound(p);
+      if (it != owners_.begin()) {
+        owner = std::prev(it)->second;
+      }
+    }
+    RMM_EXPECTS(owner != nullptr,
+                "arena_memory_resource: " + format_hex(p) + " was not allocated by this resource",
+                rmm::logic_error);
+    RMM_CUDA_TRY(cudaStreamSynchronize(key.handle));
+    std::lock_guard<std::mutex> lock{owner->mutex};
+    // No release here: returning a superblock needs an event on the owner's stream, which this
+    // thread may not be able to name. The owner's cache or the out-of-memory path returns it.
+    static_cast<void>(owner->host.deallocate(p, bytes, /*allow_release=*/false));
+  }
+
+  std::vector<stream_arena_state*> snapshot() {
+    std::shared_lock<std::shared_mutex> lock{stream_map_mutex_};
+    std::vector<stream_arena_state*> out;
+    out.reserve(streams_.size());
+    for (auto const& [k, s] : streams_) {
+      out.push_back(s.get());
+    }
+    return out;
+  }
+
+  // Step 1 of out of memory: the calling stream's arena and the legacy default stream's arena
+  // return their entirely free superblocks, ordered by an event recorded now. Only these streams
+  // are certainly alive and nameable by this thread: another created stream may have been
+  // destroyed since its last call, and another thread's per-thread stream cannot be named.
+  void reclaim_nameable(stream_arena_state& own) {
+    std::vector<stream_arena_state*> arenas{&own};
+    if (own.key.handle != cudaStreamLegacy) {
+      if (stream_arena_state* legacy = find_in_map(stream_key{cudaStreamLegacy, {}}); legacy) {
+        arenas.push_back(legacy);
+      }
+    }
+    for (stream_arena_state* s : arenas) {
+      std::lock_guard<std::mutex> lock{s->mutex};
+      auto const ranges = s->host.release_free_superblocks();
+      if (!ranges.empty()) {
+        give_back(*s, ranges);
+      }
+    }
+  }
+
+  // Step 2 (last resort): with no arena able to free or release and no arena being created,
+  // synchronise the device; then every free block's last use is complete, so every entirely free
+  // superblock goes back without a ticket and the remembered tickets are dropped.
+  void reclaim_all() {
+    std::unique_lock<std::shared_mutex> map_lock{stream_map_mutex_};
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(by_id_.size());
+    for (stream_arena_state* s : by_id_) {  // id order
+      locks.emplace_back(s->mutex);
+    }
+    RMM_CUDA_TRY(cudaDeviceSynchronize());
+    std::lock_guard<std::mutex> glock{global_mutex_};
+    for (stream_arena_state* s : by_id_) {
+      for (auto const& r : s->host.release_free_superblocks()) {
+        owners_.erase(r.base);
+        global_->release(r.base, r.size, arena::no_ticket);
+      }
+    }
+    global_->clear_tickets();
+  }
+
+  // The report (detail/mechanics/arena_oom.hpp) over the global and every stream arena; with
+  // dump_log_on_failure, the arenas' state goes to the log first.
+  [[noreturn]] void fail(std::size_t bytes, cuda::stream_ref stream, char const* why) {
+    arena_figures figures{global_->size(), 0, 0};
+    std::string dump;
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      figures.free_bytes = global_->free_bytes();
+      figures.largest    = global_->largest_free_block();
+      if (dump_log_on_failure_) {
+        dump = global_->describe();
+      }
+    }
+    for (stream_arena_state* s : snapshot()) {
+      std::lock_guard<std::mutex> lock{s->mutex};
+      figures.free_bytes += s->host.free_bytes();
+      figures.largest = std::max(figures.largest, s->host.largest_free_block());
+      if (dump_log_on_failure_) {
+        dump += "stream arena " + std::to_string(s->id) + " (stream " + arena_stream_name(s->key) +
+                "): " + s->host.describe();
+      }
+    }
+    out_of_memory_report report =
+        arena_oom_report(bytes, stream.get(), figures, why, bound_device());
+    if (dump_log_on_failure_) {
+      rmm::log(level_enum::error, to_string(report) + "\narena_memory_resource state:\n" + dump);
+      rmm::flush_log();
+    }
+    throw rmm::out_of_memory{std::move(report)};
+  }
+
+  mutable cuda::mr::any_resource<cuda::mr::device_accessible> upstream_;
+  bool dump_log_on_failure_;
+  std::uint64_t id_;
+  void* base_{};
+
+  std::shared_mutex stream_map_mutex_;  // guards streams_
+  std::unordered_map<stream_key, std::unique_ptr<stream_arena_state>, stream_key_hash> streams_;
+
+  std::mutex global_mutex_;  // guards global_, owners_, by_id_
+  std::optional<arena::global_arena> global_;
+  std::map<std::uintptr_t, stream_arena_state*> owners_;  // superblock base -> owning arena
+  std::vector<stream_arena_state*> by_id_;                // ticket - 1 -> arena
+};
+
+/// @brief Shared state of arena_memory_resource. Not for direct use.
+class arena_memory_resource_impl {
+ public:
+  explicit arena_memory_resource_impl(std::unique_ptr<arena_state> state)
+      : state_{std::move(state)} {}
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
+    return state_->allocate(stream, bytes, alignment);
+  }
+
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment) noexcept {
+    state_->deallocate(stream, ptr, bytes, alignment);
+  }
+
+  // Synchronous use means "usable on any stream on return": allocate on the legacy default
+  // stream and wait for it.
+  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
+    void* ptr = allocate(cuda_stream_legacy, bytes, alignment);
+    cuda_stream_legacy.synchronize();
+    return ptr;
+  }
+
+  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
+    deallocate(cuda_stream_legacy, ptr, bytes, alignment);
+  }
+
+  // Identity: two states are the same resource only if they are the same object.
+  friend bool operator==(arena_memory_resource_impl const& a,
+                         arena_memory_resource_impl const& b) noexcept {
+    return &a == &b;
+  }
+  friend bool operator!=(arena_memory_resource_impl const& a,
+                         arena_memory_resource_impl const& b) noexcept {
+    return &a != &b;
+  }
+
+ private:
+  std::unique_ptr<arena_state> state_;
+};
+
+}  // namespace rmm::mr::detail
