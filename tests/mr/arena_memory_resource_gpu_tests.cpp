@@ -163,6 +163,46 @@ TEST_CASE("arena: a returned superblock is reused by another stream after the fr
   mr.deallocate(s2, q, bytes, A);
 }
 
+TEST_CASE(
+    "arena: alone, a stream returns superblocks with no event; the next stream's first "
+    "superblock waits for the device once",
+    "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  std::size_t const bytes = 40 * MiB;  // beyond the cache: returned on its free
+  void* p                 = mr.allocate(s1, bytes, A);
+  rmm::test::fill_pattern_after_delay(p, bytes, 91, 200'000'000, s1.value());  // ~200 ms
+  mr.deallocate(s1, p, bytes, A);  // s1's arena is the only one: no event recorded
+  CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // the free did not wait
+  void* q = mr.allocate(s2, bytes, A);
+  CHECK(q == p);
+  // Taking that superblock synchronised the device: s1's fill has completed.
+  CHECK(cudaStreamQuery(s1.value()) == cudaSuccess);
+  CHECK(rmm::test::count_pattern_mismatches(q, bytes, 91, s2.value()) == 0);
+  mr.deallocate(s2, q, bytes, A);
+}
+
+TEST_CASE("arena: with two streams, a returned superblock is ordered by an event, not by waiting",
+          "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  for (rmm::cuda_stream const* s : {&s1, &s2}) {  // both arenas exist before any superblock moves
+    void* small = mr.allocate(*s, KiB, A);
+    mr.deallocate(*s, small, KiB, A);
+  }
+  std::size_t const bytes = 40 * MiB;
+  void* p                 = mr.allocate(s1, bytes, A);
+  rmm::test::fill_pattern_after_delay(p, bytes, 92, 300'000'000, s1.value());  // ~300 ms
+  mr.deallocate(s1, p, bytes, A);  // released with s1's event
+  void* q = mr.allocate(s2, bytes, A);
+  CHECK(q == p);
+  CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // no host wait: s2 waits on the event
+  CHECK(rmm::test::count_pattern_mismatches(q, bytes, 92, s2.value()) == 0);
+  mr.deallocate(s2, q, bytes, A);
+}
+
 TEST_CASE("arena: per-thread default streams from several threads", "[gpu][arena]") {
   auto mr = make_arena(256 * MiB);
   std::vector<std::thread> threads;

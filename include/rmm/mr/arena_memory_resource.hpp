@@ -10,7 +10,10 @@
  *   arena A returns a superblock it records A's event on A's stream (on the freeing thread, so a
  *   per-thread default stream is named correctly); an arena that later takes any byte of that
  *   superblock makes its own stream wait on that event (cudaStreamWaitEvent). No device-wide
- *   synchronisation on the normal path.
+ *   synchronisation on the normal path. While only one stream has used the resource, its
+ *   returned superblocks carry no event (no CUDA call on any free); the first superblock a second
+ *   stream then takes synchronises the device once (so do not make that first allocation during
+ *   CUDA graph capture).
  * - A block freed on a stream other than the one whose arena owns it (a cross-stream free) is the
  *   slow path: the freeing stream is synchronised, then the block goes back to its owner's arena.
  * - Out of memory: memory other streams returned is already in the global arena (taken

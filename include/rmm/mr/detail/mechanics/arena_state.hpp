@@ -230,8 +230,18 @@ class arena_state : private device_binding {
         auto fresh =
             std::make_unique<stream_arena_state>(global_->base(), global_->size(), cache_bytes());
         fresh->key = key;
+        // by_id_ changes only here, under stream_map_mutex_ (held): reading its size is safe.
+        // Leaving the one-arena mode: the first arena's superblocks enter the owner map, under
+        // its lock so that none moves meanwhile (lock order: map, arena, global).
+        std::unique_lock<std::mutex> first_lock;
+        if (by_id_.size() == 1) {
+          first_lock = std::unique_lock<std::mutex>{by_id_.front()->mutex};
+        }
         std::lock_guard<std::mutex> glock{global_mutex_};
         by_id_.reserve(by_id_.size() + 1);
+        if (by_id_.size() == 1) {
+          enter_owner_map(*by_id_.front());
+        }
         fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);
         by_id_.push_back(fresh.get());
         slot = std::move(fresh);
@@ -241,6 +251,19 @@ class arena_state : private device_binding {
     c.entries[c.next] = cache_entry{id_, key, a};
     c.next            = (c.next + 1) % cache_entries;
     return *a;
+  }
+
+  // The superblocks of the first arena, held while it was the only one, into owners_ (whose
+  // lock, global_mutex_, the caller holds). All or none: a partial map would send cross-stream
+  // frees to the wrong arena.
+  void enter_owner_map(stream_arena_state& first) {
+    try {
+      first.host.for_each_superblock(
+          [&](std::uintptr_t base, std::size_t, std::size_t) { owners_.emplace(base, &first); });
+    } catch (...) {
+      owners_.clear();
+      throw;
+    }
   }
 
   stream_arena_state* find_in_map(stream_key const& key) {
@@ -269,6 +292,12 @@ class arena_state : private device_binding {
     std::vector<cudaEvent_t> waits;
     {
       std::lock_guard<std::mutex> glock{global_mutex_};
+      if (unordered_releases_ && &a != by_id_.front()) {
+        // The first arena returned superblocks with no event while it was alone (give_back):
+        // the first superblock any other arena takes waits for the whole device, once.
+        RMM_CUDA_TRY(cudaDeviceSynchronize());
+        unordered_releases_ = false;
+      }
       grant = global_->acquire(bytes);
       if (!grant) {
         return nullptr;
@@ -279,7 +308,9 @@ class arena_state : private device_binding {
         }
       }
       try {
-        owners_.emplace(grant->base, &a);
+        if (by_id_.size() > 1) {  // one arena: it owns every superblock held, no map needed
+          owners_.emplace(grant->base, &a);
+        }
       } catch (...) {
         global_->release(*grant);
         throw;
@@ -301,8 +332,18 @@ class arena_state : private device_binding {
   }
 
   // Returns superblocks of `a` (whose mutex the caller holds) to the global arena, ordered by an
-  // event recorded now on a's stream, which must be the caller's stream or the legacy one.
+  // event recorded now on a's stream, which must be the caller's stream or the legacy one. While
+  // `a` is the only arena no event is recorded: its own later acquisitions are ordered by its
+  // stream, and another arena's first acquisition synchronises the device (try_allocate).
   void give_back(stream_arena_state& a, std::vector<arena::range> const& ranges) noexcept {
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      if (by_id_.size() == 1) {
+        release_ranges(ranges, arena::no_ticket);
+        unordered_releases_ = true;
+        return;
+      }
+    }
     arena::ticket t = a.id;
     if ((a.event == nullptr &&
          cudaEventCreateWithFlags(&a.event, cudaEventDisableTiming) != cudaSuccess) ||
@@ -313,6 +354,11 @@ class arena_state : private device_binding {
       t = arena::no_ticket;
     }
     std::lock_guard<std::mutex> glock{global_mutex_};
+    release_ranges(ranges, t);
+  }
+
+  // Superblocks back to the global arena with ticket `t`; the caller holds global_mutex_.
+  void release_ranges(std::vector<arena::range> const& ranges, arena::ticket t) noexcept {
     for (auto const& r : ranges) {
       owners_.erase(r.base);
       try {
@@ -331,16 +377,19 @@ class arena_state : private device_binding {
     stream_arena_state* owner = nullptr;
     {
       std::lock_guard<std::mutex> glock{global_mutex_};
-      auto it = owners_.upper_bound(p);
-      if (it != owners_.begin()) {
+      if (by_id_.size() == 1) {
+        owner = by_id_.front();  // the only arena: no owner map (try_allocate)
+      } else if (auto it = owners_.upper_bound(p); it != owners_.begin()) {
         owner = std::prev(it)->second;
       }
     }
-    RMM_EXPECTS(owner != nullptr,
-                "arena_memory_resource: " + format_hex(p) + " was not allocated by this resource",
-                rmm::logic_error);
+    auto const not_ours = [&] {
+      return "arena_memory_resource: " + format_hex(p) + " was not allocated by this resource";
+    };
+    RMM_EXPECTS(owner != nullptr, not_ours(), rmm::logic_error);
     RMM_CUDA_TRY(cudaStreamSynchronize(key.handle));
     std::lock_guard<std::mutex> lock{owner->mutex};
+    RMM_EXPECTS(owner->host.owns(p), not_ours(), rmm::logic_error);
     // No release here: returning a superblock needs an event on the owner's stream, which this
     // thread may not be able to name. The owner's cache or the out-of-memory path returns it.
     static_cast<void>(owner->host.deallocate(p, bytes, /*allow_release=*/false));
@@ -388,6 +437,7 @@ class arena_state : private device_binding {
     }
     RMM_CUDA_TRY(cudaDeviceSynchronize());
     std::lock_guard<std::mutex> glock{global_mutex_};
+    unordered_releases_ = false;  // ordered by the synchronisation above
     for (stream_arena_state* s : by_id_) {
       for (auto const& r : s->host.release_free_superblocks()) {
         owners_.erase(r.base);
@@ -436,10 +486,13 @@ class arena_state : private device_binding {
   std::shared_mutex stream_map_mutex_;  // guards streams_
   std::unordered_map<stream_key, std::unique_ptr<stream_arena_state>, stream_key_hash> streams_;
 
-  std::mutex global_mutex_;  // guards global_, owners_, by_id_
+  std::mutex global_mutex_;  // guards global_, owners_, by_id_, unordered_releases_
   std::optional<arena::global_arena> global_;
   std::map<std::uintptr_t, stream_arena_state*> owners_;  // superblock base -> owning arena
   std::vector<stream_arena_state*> by_id_;                // ticket - 1 -> arena
+  // Set when the first arena, alone, returns superblocks without an event; cleared by the next
+  // device synchronisation. Never set again once a second arena exists.
+  bool unordered_releases_{false};
 };
 
 /// @brief Shared state of arena_memory_resource. Not for direct use.
