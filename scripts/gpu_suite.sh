@@ -56,7 +56,8 @@ stage() {
   # The installed package and CCCL's headers, for the compile matrix there (its g++ 13.3 and
   # nvcc build tests/consumer against them; the machine has no pip CCCL and no spdlog to build
   # librmm itself).
-  cmake --install "$build" --prefix "$stage_dir/prefix" >/dev/null
+  # Stripped: the carried tree must stay under the device tool's 64 MiB.
+  cmake --install "$build" --prefix "$stage_dir/prefix" --strip >/dev/null
   local cccl
   cccl=$(sed -n 's/^RMM_CCCL_INCLUDE_DIR:PATH=//p' "$build/CMakeCache.txt")
   tar -C "$cccl" -czf "$stage_dir/cccl.tgz" cuda cub thrust nv
