@@ -75,7 +75,7 @@ class expandable_range {
     if (!region_) {
       return false;
     }
-    std::size_t const by = missing(list, size, tag);
+    std::size_t const by = missing_bytes(list, size, tag);
     if (refill(list, size, tag, by > room ? room : by, error)) {
       return true;
     }
@@ -95,7 +95,9 @@ class expandable_range {
   [[nodiscard]] std::size_t missing_bytes(tlsf_free_list const& list,
                                           std::size_t size,
                                           tag_t tag) const {
-    return missing(list, size, tag);
+    auto const tail        = list.trailing_free_block(*region_);
+    std::size_t const have = tail && (tail->second == tag || tail->second == 0) ? tail->first : 0;
+    return align_up(size - std::min(size, have), granularity());
   }
 
   /**
@@ -279,13 +281,6 @@ class expandable_range {
     std::uintptr_t range;  // base of the virtual_memory_resource allocation it lies in
   };
   using hole_iterator = std::map<std::uintptr_t, hole>::const_iterator;
-
-  // The granules to map after the range's free tail (if @p tag may use it) for @p size bytes.
-  [[nodiscard]] std::size_t missing(tlsf_free_list const& list, std::size_t size, tag_t tag) const {
-    auto const tail        = list.trailing_free_block(*region_);
-    std::size_t const have = tail && (tail->second == tag || tail->second == 0) ? tail->first : 0;
-    return align_up(size - std::min(size, have), granularity());
-  }
 
   // A free tail owned by no stream (after a device synchronisation) is usable by any stream:
   // it becomes @p tag's, so that the memory mapped after it merges with it.
