@@ -99,7 +99,7 @@ class driver {
   [[nodiscard]] bool is_bound(std::uintptr_t a) const { return bounds_.count(a) != 0; }
 
   std::pair<std::uintptr_t, std::size_t> pick_in(range_map const& m, reader& in) {
-    auto it = std::next(m.begin(), static_cast<std::ptrdiff_t>(in.u16() % m.size()));
+    auto const it           = rmm::fuzz::pick(m, in);
     std::size_t const units = it->second / g_;
     std::size_t const first = in.byte() % units;
     std::size_t const len   = 1 + in.byte() % (units - first);
@@ -128,7 +128,7 @@ class driver {
   }
 
   void allocate(reader& in) {
-    std::size_t const n = g_ * (1 + (in.u16() >> (in.byte() % 16U)) % granules_);
+    std::size_t const n = g_ * (1 + in.skewed(granules_));
     std::optional<std::uintptr_t> expected;
     for (auto const& [b, s] : free_) {
       if (s >= n) {

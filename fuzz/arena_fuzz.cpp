@@ -9,7 +9,7 @@
  * byte and its operands. A missing byte reads as zero, so every input is a valid program.
  */
 #include "../tests/mr/detail/arena_ticket_model.hpp"
-#include "fuzz_input.hpp"
+#include "stream_arena_fuzz.hpp"
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
 #include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
@@ -88,7 +88,7 @@ class driver {
   void allocate(reader& in) {
     std::size_t const a = in.byte() % arenas_.size();
     // Mostly small sizes, sometimes several superblocks.
-    std::size_t const n = 256 * (1 + (in.u16() >> (in.byte() % 16U)) % (3 * SB / 256));
+    std::size_t const n = rmm::fuzz::block_size(in, 3 * SB);
     std::optional<std::uintptr_t> expected;
     for (auto const& [b, s] : arenas_[a].free_blocks()) {
       if (s >= n) {
@@ -126,7 +126,7 @@ class driver {
     if (live_.empty()) {
       return;
     }
-    auto it = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()));
+    auto const it = rmm::fuzz::pick(live_, in);
     if (own_stream) {
       free_block(it);
       return;

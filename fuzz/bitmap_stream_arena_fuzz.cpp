@@ -12,7 +12,7 @@
  * missing byte reads as zero, so every input is a valid program.
  */
 #include "../tests/mr/detail/bitmap_stream_arena_model.hpp"
-#include "fuzz_input.hpp"
+#include "stream_arena_fuzz.hpp"
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
 #include <rmm/mr/detail/algorithms/bitmap_stream_arena.hpp>
@@ -29,6 +29,7 @@
 
 namespace {
 
+using rmm::fuzz::block_size;
 using rmm::fuzz::expect_invalid;
 using rmm::fuzz::reader;
 namespace arena = rmm::mr::detail::arena;
@@ -54,7 +55,7 @@ class driver {
         free(in);
         break;
       case 5:
-        add(B + 4096 * in.u16(), size_from(in, 8 * SB));
+        add(B + 4096 * in.u16(), block_size(in, 8 * SB));
         break;
       case 6:
         release();
@@ -76,13 +77,8 @@ class driver {
   }
 
  private:
-  // 256 B .. max, mostly small.
-  static std::size_t size_from(reader& in, std::size_t max) {
-    return 256 * (1 + (in.u16() >> (in.byte() % 16U)) % (max / 256));
-  }
-
   void allocate(reader& in) {
-    std::size_t const n = size_from(in, 3 * SB);
+    std::size_t const n = block_size(in, 3 * SB);
     auto p              = bm_.allocate(n);
     FUZZ_CHECK(list_.allocate(n) == p);
     FUZZ_CHECK(model_.allocate(n) == p);
@@ -119,7 +115,7 @@ class driver {
     if (live_.empty()) {
       return;
     }
-    auto it = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()));
+    auto const it = rmm::fuzz::pick(live_, in);
     free_block(it, in.byte() % 4U != 0);
   }
 
@@ -141,19 +137,13 @@ class driver {
   // A free near a live block or a superblock, shifted and sized by the input; when the model
   // says it is invalid, both arenas must reject it and change nothing.
   void misuse(reader& in) {
-    std::uintptr_t p = B + 4096 * in.u16();
-    if (!live_.empty() && in.byte() % 2U == 0) {
-      p = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()))->first;
-    }
-    std::size_t const shift = in.byte();
-    p                       = shift < 128 ? p + 128 * shift : p - 128 * (shift - 128);
-    std::size_t const n     = in.byte() % 8U == 0 ? in.byte() : 256 * (1 + in.byte() % 64U);
+    auto const [p, n] = rmm::fuzz::misused_free(in, B + 4096 * in.u16(), live_);
     if (model_.can_deallocate(p, n)) {
       return;
     }
     auto const before = rmm::test::snapshot_of(bm_);
-    expect_invalid([&] { static_cast<void>(bm_.deallocate(p, n)); });
-    expect_invalid([&] { static_cast<void>(list_.deallocate(p, n)); });
+    expect_invalid([&, p = p, n = n] { static_cast<void>(bm_.deallocate(p, n)); });
+    expect_invalid([&, p = p, n = n] { static_cast<void>(list_.deallocate(p, n)); });
     FUZZ_CHECK(rmm::test::snapshot_of(bm_) == before);
   }
 
@@ -165,17 +155,13 @@ class driver {
     auto const s = rmm::test::snapshot_of(bm_);
     FUZZ_CHECK(rmm::test::snapshot_of(list_) == s);
     FUZZ_CHECK(rmm::test::snapshot_of(model_) == s);
-    std::size_t live = 0;
-    for (auto const& [p, n] : live_) {
-      live += n;
-    }
-    FUZZ_CHECK(s.allocated == live);
+    FUZZ_CHECK(s.allocated == rmm::fuzz::live_bytes(live_));
   }
 
   arena::bitmap_stream_arena bm_;
   arena::chunk_stream_arena list_;
   rmm::test::reference_stream_arena model_;
-  std::map<std::uintptr_t, std::size_t> live_;
+  rmm::fuzz::live_map live_;
   std::uintptr_t far_next_{far};
 };
 
@@ -184,7 +170,7 @@ class driver {
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
   reader in{data, size};
   std::uint8_t const head = in.byte();
-  std::size_t const cache = (head % 4U) * SB + ((head >> 2U) % 2U) * 256;  // 0 .. 3 superblocks
+  std::size_t const cache = rmm::fuzz::cache_size(head);
   rmm::fuzz::abort_on_exception([&] {
     driver d{cache};
     rmm::fuzz::run_steps(d, in, 1024);

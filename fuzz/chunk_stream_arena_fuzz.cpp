@@ -13,7 +13,7 @@
  * operands. A missing byte reads as zero, so every input is a valid program.
  */
 #include "../tests/mr/detail/bitmap_stream_arena_model.hpp"
-#include "fuzz_input.hpp"
+#include "stream_arena_fuzz.hpp"
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
 #include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
@@ -29,6 +29,7 @@
 
 namespace {
 
+using rmm::fuzz::block_size;
 using rmm::fuzz::expect_invalid;
 using rmm::fuzz::reader;
 namespace arena = rmm::mr::detail::arena;
@@ -82,18 +83,13 @@ class driver {
   }
 
  private:
-  // 256 B .. max, mostly small.
-  static std::size_t size_from(reader& in, std::size_t max) {
-    return 256 * (1 + (in.u16() >> (in.byte() % 16U)) % (max / 256));
-  }
-
   // An address in the range (or just past it), 256-aligned, or 2 MiB-aligned.
   std::uintptr_t where(reader& in) {
     std::size_t const v = in.u16() | (std::size_t{in.byte()} << 16U);
     return in.byte() % 2U == 0 ? B + SB * (v % (span_ / SB + 1)) : B + 256 * (v % (span_ / 256));
   }
 
-  void allocate(reader& in) { static_cast<void>(allocate_n(size_from(in, 3 * SB), in.byte())); }
+  void allocate(reader& in) { static_cast<void>(allocate_n(block_size(in, 3 * SB), in.byte())); }
 
   // Many small blocks in a row, then every other one back: up to 48 free blocks apart in one
   // superblock, past small_block_limit, so that it switches to its tree (and back as they go).
@@ -147,7 +143,7 @@ class driver {
   void add_from(reader& in) {
     std::uintptr_t const base = where(in);
     std::size_t const size =
-        in.byte() % 2U == 0 ? SB * (1 + in.byte() % 4U) : size_from(in, 4 * SB);
+        in.byte() % 2U == 0 ? SB * (1 + in.byte() % 4U) : block_size(in, 4 * SB);
     add(base, size);
   }
 
@@ -166,7 +162,7 @@ class driver {
     if (live_.empty()) {
       return;
     }
-    auto it = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()));
+    auto const it = rmm::fuzz::pick(live_, in);
     free_block(it, in.byte() % 4U != 0);
   }
 
@@ -192,18 +188,12 @@ class driver {
   // A free near a live block or anywhere in the range, shifted and sized by the input; when the
   // model says it is invalid, the arena must reject it and change nothing.
   void misuse(reader& in) {
-    std::uintptr_t p = where(in);
-    if (!live_.empty() && in.byte() % 2U == 0) {
-      p = std::next(live_.begin(), static_cast<std::ptrdiff_t>(in.u16() % live_.size()))->first;
-    }
-    std::size_t const shift = in.byte();
-    p                       = shift < 128 ? p + 128 * shift : p - 128 * (shift - 128);
-    std::size_t const n     = in.byte() % 8U == 0 ? in.byte() : 256 * (1 + in.byte() % 64U);
+    auto const [p, n] = rmm::fuzz::misused_free(in, where(in), live_);
     if (model_.can_deallocate(p, n)) {
       return;
     }
     auto const before = rmm::test::snapshot_of(arena_);
-    expect_invalid([&] { static_cast<void>(arena_.deallocate(p, n)); });
+    expect_invalid([&, p = p, n = n] { static_cast<void>(arena_.deallocate(p, n)); });
     FUZZ_CHECK(rmm::test::snapshot_of(arena_) == before);
   }
 
@@ -211,17 +201,13 @@ class driver {
     rmm::fuzz::validated([&] { arena_.validate(); });
     auto const s = rmm::test::snapshot_of(arena_);
     FUZZ_CHECK(rmm::test::snapshot_of(model_) == s);
-    std::size_t live = 0;
-    for (auto const& [p, n] : live_) {
-      live += n;
-    }
-    FUZZ_CHECK(s.allocated == live);
+    FUZZ_CHECK(s.allocated == rmm::fuzz::live_bytes(live_));
   }
 
   std::size_t span_;
   arena::chunk_stream_arena arena_;
   rmm::test::reference_stream_arena model_;
-  std::map<std::uintptr_t, std::size_t> live_;
+  rmm::fuzz::live_map live_;
   std::uintptr_t next_{B};
 };
 
@@ -230,7 +216,7 @@ class driver {
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
   reader in{data, size};
   std::uint8_t const head = in.byte();
-  std::size_t const cache = (head % 4U) * SB + ((head >> 2U) % 2U) * 256;  // 0 .. 3 superblocks
+  std::size_t const cache = rmm::fuzz::cache_size(head);
   std::size_t const span  = SB * (8 + 24 * ((head >> 3U) % 4U)) + 256 * ((head >> 5U) % 2U);
   rmm::fuzz::abort_on_exception([&] {
     driver d{cache, span};

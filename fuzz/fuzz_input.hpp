@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iterator>
 #include <stdexcept>
 
 #define FUZZ_CHECK(cond)                                                            \
@@ -31,11 +32,22 @@ class reader {
     return *data_++;
   }
   std::size_t u16() { return std::size_t{byte()} | (std::size_t{byte()} << 8U); }
+  /// A number below @p bound, mostly small: u16() shifted right by byte() % 16.
+  std::size_t skewed(std::size_t bound) {
+    std::size_t const v = u16();
+    return (v >> (byte() % 16U)) % bound;
+  }
 
  private:
   std::uint8_t const* data_;
   std::size_t size_;
 };
+
+/// The element of @p m (not empty) that the next u16() picks.
+template <typename Map>
+auto pick(Map& m, reader& in) {
+  return std::next(m.begin(), static_cast<std::ptrdiff_t>(in.u16() % m.size()));
+}
 
 /// Calls f (the structure's validate()); a std::logic_error it throws aborts with its message.
 template <typename F>

@@ -22,30 +22,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace {
 
 using Catch::Matchers::Contains;
-using rmm::mr::pool_memory_resource;
-using rmm::mr::virtual_memory_resource;
 constexpr std::size_t MiB = std::size_t{1} << 20U;
-
-using rmm::test::vmm_unavailable;
 
 void* at(void* p, std::size_t offset) { return static_cast<char*>(p) + offset; }
 
 }  // namespace
 
 TEST_CASE("expandable pool: grows one range in place by whole granules", "[gpu][pool][vmm]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   REQUIRE(pool.grows_in_place());
-  std::size_t const g = vmm.granularity();
   rmm::cuda_stream stream;
   void* a = pool.allocate(stream, g / 2, 256);
   CHECK(pool.pool_size() == g);
@@ -80,12 +76,11 @@ TEST_CASE("expandable pool: grows one range in place by whole granules", "[gpu][
 
 TEST_CASE("expandable pool: the maximum caps mapped memory and out of memory is explained",
           "[gpu][pool][vmm]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool(4);
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0, 4 * g};
+  auto& [vmm, g, pool] = *made;
   rmm::cuda_stream stream;
   void* a = pool.allocate(stream, 3 * g, 256);
   try {
@@ -107,12 +102,11 @@ TEST_CASE("expandable pool: the maximum caps mapped memory and out of memory is 
 
 TEST_CASE("expandable pool: release() unmaps the free tail; the device's free memory rises",
           "[gpu][pool][vmm]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   rmm::cuda_stream stream;
   void* low  = pool.allocate(stream, MiB, 256);
   void* high = pool.allocate(stream, 512 * MiB, 256);
@@ -140,12 +134,11 @@ TEST_CASE("expandable pool: release() unmaps the free tail; the device's free me
 
 TEST_CASE("expandable pool: the release threshold trims behind the freeing stream's work",
           "[gpu][pool][vmm]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   CHECK(pool.release_threshold() == std::numeric_limits<std::size_t>::max());
   pool.set_release_threshold(64 * MiB);
   CHECK(pool.release_threshold() == 64 * MiB);
@@ -168,11 +161,11 @@ TEST_CASE("expandable pool: the release threshold trims behind the freeing strea
 }
 
 TEST_CASE("expandable pool: a full reservation falls back to a new range", "[gpu][pool][vmm]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool(std::nullopt, 16 * MiB);
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm{rmm::get_current_cuda_device(), 16 * MiB};
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   rmm::cuda_stream stream;
   std::vector<void*> blocks;
   for (int i = 0; i < 10; ++i) {  // 40 MiB in all: three ranges of at most 16 MiB
@@ -196,12 +189,11 @@ TEST_CASE(
     "expandable pool: under the maximum, free memory in the middle is unmapped and mapped "
     "back when a request needs it",
     "[gpu][pool][vmm]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool(12);
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0, 12 * g};
+  auto& [vmm, g, pool] = *made;
   rmm::cuda_stream stream;
   void* a = pool.allocate(stream, 4 * g, 256);
   void* b = pool.allocate(stream, 4 * g, 256);
@@ -245,12 +237,11 @@ TEST_CASE(
 
 TEST_CASE("expandable pool: release() unmaps free memory in the middle; the address is reused",
           "[gpu][pool][vmm]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   rmm::cuda_stream stream;
   void* x = pool.allocate(stream, 64 * MiB, 256);
   void* y = pool.allocate(stream, 64 * MiB, 256);
@@ -286,12 +277,11 @@ TEST_CASE("expandable pool: release() unmaps free memory in the middle; the addr
 
 TEST_CASE("expandable pool: free memory in the middle is unmapped before the range grows",
           "[gpu][pool][vmm][defragment]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   CHECK(pool.defragment_threshold() == 64 * MiB);
   rmm::cuda_stream stream;
   void* a = pool.allocate(stream, 64 * MiB, 256);
@@ -327,12 +317,11 @@ TEST_CASE("expandable pool: free memory in the middle is unmapped before the ran
 
 TEST_CASE("expandable pool: no defragmentation while the pool stays below its peak",
           "[gpu][pool][vmm][defragment]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   rmm::cuda_stream stream;
   void* a                = pool.allocate(stream, 128 * MiB, 256);
   void* b                = pool.allocate(stream, g, 256);
@@ -365,13 +354,12 @@ TEST_CASE("expandable pool: no defragmentation while the pool stays below its pe
 
 TEST_CASE("expandable pool: no defragmentation below the threshold or when it is turned off",
           "[gpu][pool][vmm][defragment]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0};
-  std::size_t middle = 32 * MiB;  // below the default threshold
+  auto& [vmm, g, pool] = *made;
+  std::size_t middle   = 32 * MiB;  // below the default threshold
   SECTION("turned off") {
     pool.set_defragment_threshold(std::numeric_limits<std::size_t>::max());
     CHECK(pool.defragment_threshold() == std::numeric_limits<std::size_t>::max());
@@ -391,12 +379,11 @@ TEST_CASE("expandable pool: no defragmentation below the threshold or when it is
 
 TEST_CASE("expandable pool: defragmentation waits for work on the stream that freed the memory",
           "[gpu][pool][vmm][defragment]") {
-  if (vmm_unavailable()) {
+  auto made = rmm::test::make_expandable_pool();
+  if (!made) {
     return;
   }
-  virtual_memory_resource vmm;
-  std::size_t const g = vmm.granularity();
-  pool_memory_resource pool{vmm, 0};
+  auto& [vmm, g, pool] = *made;
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
   void* a = pool.allocate(s1, 256 * MiB, 256);

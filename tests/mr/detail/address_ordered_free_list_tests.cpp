@@ -33,15 +33,70 @@ constexpr std::size_t MAX = std::numeric_limits<std::size_t>::max();
 using rmm::test::hex;
 using rmm::test::require_invalid_argument;
 
-// Naive model: free ranges in an ordered map, first fit by a linear scan.
-class reference_model {
+// What both naive models share: free ranges in an ordered map, first fit by a linear scan.
+class free_ranges {
+ public:
+  [[nodiscard]] bool overlaps(std::uintptr_t p, std::size_t n) const {
+    for (auto const& [b, s] : free_) {
+      if (b < p + n && p < b + s) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::optional<std::uintptr_t> first_fit(std::size_t n) {
+    for (auto const& [b, s] : free_) {
+      if (s >= n) {
+        std::uintptr_t const base = b;
+        remove_range(base, n);
+        return base;
+      }
+    }
+    return std::nullopt;
+  }
+
+  void remove_range(std::uintptr_t p, std::size_t n) {
+    auto it           = std::prev(free_.upper_bound(p));
+    auto const [b, s] = *it;
+    free_.erase(it);
+    if (b < p) {
+      free_.emplace(b, p - b);
+    }
+    if (p + n < b + s) {
+      free_.emplace(p + n, b + s - (p + n));
+    }
+  }
+
+  [[nodiscard]] std::vector<range> blocks() const { return {free_.begin(), free_.end()}; }
+
+  [[nodiscard]] std::size_t bytes() const {
+    std::size_t n = 0;
+    for (auto const& [b, s] : free_) {
+      n += s;
+    }
+    return n;
+  }
+
+  [[nodiscard]] std::size_t largest() const {
+    std::size_t m = 0;
+    for (auto const& [b, s] : free_) {
+      m = std::max(m, s);
+    }
+    return m;
+  }
+
+ protected:
+  std::map<std::uintptr_t, std::size_t> free_;
+};
+
+// Naive model: free ranges with boundaries that blocks never cross.
+class reference_model : public free_ranges {
  public:
   // True if [p, p + n) may be inserted: touches no free byte and no boundary lies inside.
   [[nodiscard]] bool insertable(std::uintptr_t p, std::size_t n) const {
-    for (auto const& [b, s] : free_) {
-      if (b < p + n && p < b + s) {
-        return false;
-      }
+    if (overlaps(p, n)) {
+      return false;
     }
     auto const inner = bounds_.upper_bound(p);
     return inner == bounds_.end() || inner->first >= p + n;
@@ -61,17 +116,6 @@ class reference_model {
     }
   }
 
-  std::optional<std::uintptr_t> first_fit(std::size_t n) {
-    for (auto const& [b, s] : free_) {
-      if (s >= n) {
-        std::uintptr_t const base = b;
-        remove_range(base, n);
-        return base;
-      }
-    }
-    return std::nullopt;
-  }
-
   [[nodiscard]] bool contains(std::uintptr_t p, std::size_t n) const {
     for (auto const& [b, s] : free_) {
       if (b <= p && p + n <= b + s) {
@@ -79,18 +123,6 @@ class reference_model {
       }
     }
     return false;
-  }
-
-  void remove_range(std::uintptr_t p, std::size_t n) {
-    auto it           = std::prev(free_.upper_bound(p));
-    auto const [b, s] = *it;
-    free_.erase(it);
-    if (b < p) {
-      free_.emplace(b, p - b);
-    }
-    if (p + n < b + s) {
-      free_.emplace(p + n, b + s - (p + n));
-    }
   }
 
   void add_boundary(std::uintptr_t a) {
@@ -123,24 +155,7 @@ class reference_model {
     }
   }
 
-  [[nodiscard]] std::vector<range> blocks() const { return {free_.begin(), free_.end()}; }
   [[nodiscard]] std::map<std::uintptr_t, std::size_t> const& bounds() const { return bounds_; }
-
-  [[nodiscard]] std::size_t bytes() const {
-    std::size_t n = 0;
-    for (auto const& [b, s] : free_) {
-      n += s;
-    }
-    return n;
-  }
-
-  [[nodiscard]] std::size_t largest() const {
-    std::size_t m = 0;
-    for (auto const& [b, s] : free_) {
-      m = s > m ? s : m;
-    }
-    return m;
-  }
 
  private:
   template <typename P>
@@ -148,7 +163,6 @@ class reference_model {
     return lo.first + lo.second == hi.first && bounds_.count(hi.first) == 0;
   }
 
-  std::map<std::uintptr_t, std::size_t> free_;
   std::map<std::uintptr_t, std::size_t> bounds_;
 };
 
@@ -161,14 +175,90 @@ void check_agrees(address_ordered_free_list const& list, reference_model const& 
   REQUIRE(list.num_boundaries() == model.bounds().size());
 }
 
-// One random operation sequence over an arena of `granules` granules. Every granule is either
-// free (in the list) or held by the test; held ranges are what the test may insert.
-class random_run {
- public:
-  random_run(std::size_t granularity, std::size_t granules, std::uint64_t seed)
+// What the random runs share: the list and its model, an arena of `granules` granules from base_,
+// the random source, and the ranges the test holds. Every granule is either free (in the list) or
+// held by the test; held ranges are what the test may insert.
+template <typename Model>
+class run_base {
+ protected:
+  run_base(std::size_t granularity, std::size_t granules, std::uint64_t seed)
       : list_{granularity, seed}, g_{granularity}, rng_{seed}, size_{granules * granularity} {
     held_.emplace(base_, size_);
   }
+
+  std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
+
+  // A random granule-aligned sub-range of [b, b + s).
+  range sub_range(std::uintptr_t b, std::size_t s) {
+    std::size_t const units = s / g_;
+    std::size_t const first = pick(units);
+    std::size_t const len   = 1 + pick(std::min<std::size_t>(units - first, 1 + pick(64)));
+    return {b + first * g_, len * g_};
+  }
+
+  // First fit of a random number of granules (up to `large` one time in eight, else up to
+  // `small`), which the model must find too; the test holds it then.
+  void allocate(std::size_t large, std::size_t small) {
+    std::size_t const n = g_ * (pick(8) == 0 ? 1 + pick(large) : 1 + pick(small));
+    auto const got      = list_.allocate_first_fit(n);
+    REQUIRE(got == model_.first_fit(n));
+    if (got) {
+      hold(*got, n);
+    }
+  }
+
+  // Removes a random sub-range of a random free block from the list; the test holds it then.
+  void remove_some() {
+    auto const blocks = model_.blocks();
+    if (blocks.empty()) {
+      return;
+    }
+    auto const [b, s] = blocks[pick(blocks.size())];
+    auto const [p, n] = sub_range(b, s);
+    list_.remove_range(p, n);
+    model_.remove_range(p, n);
+    hold(p, n);
+  }
+
+  void hold(std::uintptr_t p, std::size_t n) {
+    auto it = held_.emplace(p, n).first;
+    if (auto next = std::next(it); next != held_.end() && p + n == next->first) {
+      it->second += next->second;
+      held_.erase(next);
+    }
+    if (it != held_.begin()) {
+      if (auto prev = std::prev(it); prev->first + prev->second == p) {
+        prev->second += it->second;
+        held_.erase(it);
+      }
+    }
+  }
+
+  void unhold(std::map<std::uintptr_t, std::size_t>::iterator it, std::uintptr_t p, std::size_t n) {
+    auto const [b, s] = *it;
+    held_.erase(it);
+    if (b < p) {
+      held_.emplace(b, p - b);
+    }
+    if (p + n < b + s) {
+      held_.emplace(p + n, b + s - (p + n));
+    }
+  }
+
+  address_ordered_free_list list_;
+  Model model_;
+  std::size_t g_;
+  std::mt19937_64 rng_;
+  std::uintptr_t base_{0x7f0000000000ULL};
+  std::size_t size_;
+  std::map<std::uintptr_t, std::size_t> held_;
+};
+
+// One random operation sequence over an arena of `granules` granules.
+class random_run : run_base<reference_model> {
+ public:
+  random_run(std::size_t granularity, std::size_t granules, std::uint64_t seed)
+      : run_base{granularity, granules, seed} {}
 
   void run(int steps) {
     for (int i = 0; i < steps; ++i) {
@@ -178,14 +268,12 @@ class random_run {
   }
 
  private:
-  std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
-
   void step() {
     std::size_t const dice = pick(100);
     if (dice < 40) {
       insert_some();
     } else if (dice < 75) {
-      allocate();
+      allocate(512, 24);
     } else if (dice < 82) {
       remove_some();
     } else if (dice < 88) {
@@ -195,14 +283,6 @@ class random_run {
     } else {
       misuse();
     }
-  }
-
-  // A random granule-aligned sub-range of [b, b + s).
-  range sub_range(std::uintptr_t b, std::size_t s) {
-    std::size_t const units = s / g_;
-    std::size_t const first = pick(units);
-    std::size_t const len   = 1 + pick(std::min<std::size_t>(units - first, 1 + pick(64)));
-    return {b + first * g_, len * g_};
   }
 
   void insert_some() {
@@ -218,27 +298,6 @@ class random_run {
     list_.insert(p, n);
     model_.insert(p, n);
     unhold(it, p, n);
-  }
-
-  void allocate() {
-    std::size_t const n = g_ * (pick(8) == 0 ? 1 + pick(512) : 1 + pick(24));
-    auto const got      = list_.allocate_first_fit(n);
-    REQUIRE(got == model_.first_fit(n));
-    if (got) {
-      hold(*got, n);
-    }
-  }
-
-  void remove_some() {
-    auto const blocks = model_.blocks();
-    if (blocks.empty()) {
-      return;
-    }
-    auto const [b, s] = blocks[pick(blocks.size())];
-    auto const [p, n] = sub_range(b, s);
-    list_.remove_range(p, n);
-    model_.remove_range(p, n);
-    hold(p, n);
   }
 
   void toggle_boundary() {
@@ -284,46 +343,13 @@ class random_run {
       require_invalid_argument([&] { list_.remove_boundary(a); }, {hex(a)});
     }
   }
-
-  void hold(std::uintptr_t p, std::size_t n) {
-    auto it = held_.emplace(p, n).first;
-    if (auto next = std::next(it); next != held_.end() && p + n == next->first) {
-      it->second += next->second;
-      held_.erase(next);
-    }
-    if (it != held_.begin()) {
-      if (auto prev = std::prev(it); prev->first + prev->second == p) {
-        prev->second += it->second;
-        held_.erase(it);
-      }
-    }
-  }
-
-  void unhold(std::map<std::uintptr_t, std::size_t>::iterator it, std::uintptr_t p, std::size_t n) {
-    auto const [b, s] = *it;
-    held_.erase(it);
-    if (b < p) {
-      held_.emplace(b, p - b);
-    }
-    if (p + n < b + s) {
-      held_.emplace(p + n, b + s - (p + n));
-    }
-  }
-
-  address_ordered_free_list list_;
-  reference_model model_;
-  std::size_t g_;
-  std::mt19937_64 rng_;
-  std::uintptr_t base_{0x7f0000000000ULL};
-  std::size_t size_;
-  std::map<std::uintptr_t, std::size_t> held_;
 };
 
 // --- insert_within -------------------------------------------------------------------------------
 
 // Naive model of a list filled through insert_within only: an inserted range merges with a free
 // neighbour it touches unless they meet at the region edge lo or hi given with it.
-class region_model {
+class region_model : public free_ranges {
  public:
   void insert_within(std::uintptr_t p, std::size_t n, std::uintptr_t lo, std::uintptr_t hi) {
     auto it = free_.emplace(p, n).first;
@@ -339,42 +365,6 @@ class region_model {
     }
   }
 
-  [[nodiscard]] bool overlaps(std::uintptr_t p, std::size_t n) const {
-    for (auto const& [b, s] : free_) {
-      if (b < p + n && p < b + s) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  std::optional<std::uintptr_t> first_fit(std::size_t n) {
-    for (auto& [b, s] : free_) {
-      if (s >= n) {
-        std::uintptr_t const base = b;
-        std::size_t const rest    = s - n;
-        free_.erase(base);
-        if (rest != 0) {
-          free_.emplace(base + n, rest);
-        }
-        return base;
-      }
-    }
-    return std::nullopt;
-  }
-
-  void remove_range(std::uintptr_t p, std::size_t n) {
-    auto it           = std::prev(free_.upper_bound(p));
-    auto const [b, s] = *it;
-    free_.erase(it);
-    if (b < p) {
-      free_.emplace(b, p - b);
-    }
-    if (p + n < b + s) {
-      free_.emplace(p + n, b + s - (p + n));
-    }
-  }
-
   // True if two free blocks meet (uncoalesced) somewhere.
   [[nodiscard]] bool any_touching() const {
     for (auto it = free_.begin(); it != free_.end() && std::next(it) != free_.end(); ++it) {
@@ -384,38 +374,16 @@ class region_model {
     }
     return false;
   }
-
-  [[nodiscard]] std::vector<range> blocks() const { return {free_.begin(), free_.end()}; }
-
-  [[nodiscard]] std::size_t bytes() const {
-    std::size_t n = 0;
-    for (auto const& [b, s] : free_) {
-      n += s;
-    }
-    return n;
-  }
-
-  [[nodiscard]] std::size_t largest() const {
-    std::size_t m = 0;
-    for (auto const& [b, s] : free_) {
-      m = std::max(m, s);
-    }
-    return m;
-  }
-
- private:
-  std::map<std::uintptr_t, std::size_t> free_;
 };
 
 // Random operations over an arena cut into regions of random sizes: every insert goes through
 // insert_within with the edges of its region. Each step compares the list with the model, checks
 // that no block crosses an edge, that validate(is_edge) accepts the list and that the plain
 // validate() rejects it exactly when two blocks meet (necessarily at an edge).
-class region_run {
+class region_run : run_base<region_model> {
  public:
   region_run(std::size_t granularity, std::size_t granules, std::uint64_t seed)
-      : list_{granularity, seed}, g_{granularity}, rng_{seed}, size_{granules * granularity} {
-    held_.emplace(base_, size_);
+      : run_base{granularity, granules, seed} {
     for (std::uintptr_t e = base_; e < base_ + size_;) {
       edges_.insert(e);
       e += g_ * (1 + pick(pick(4) == 0 ? 256 : 16));
@@ -433,14 +401,12 @@ class region_run {
   }
 
  private:
-  std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
-
   void step() {
     std::size_t const dice = pick(100);
     if (dice < 50) {
       insert_some();
     } else if (dice < 82) {
-      allocate();
+      allocate(128, 12);
     } else if (dice < 92) {
       remove_some();
     } else {
@@ -452,14 +418,6 @@ class region_run {
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> region_of(std::uintptr_t a) const {
     auto const hi = edges_.upper_bound(a);
     return {*std::prev(hi), *hi};
-  }
-
-  // A random granule-aligned sub-range of [b, b + s).
-  range sub_range(std::uintptr_t b, std::size_t s) {
-    std::size_t const units = s / g_;
-    std::size_t const first = pick(units);
-    std::size_t const len   = 1 + pick(std::min<std::size_t>(units - first, 1 + pick(64)));
-    return {b + first * g_, len * g_};
   }
 
   void insert_some() {
@@ -480,27 +438,6 @@ class region_run {
     merged_ += model_.blocks().size() <= before ? 1U : 0U;
     kept_apart_ += at_edge ? 1U : 0U;
     unhold(it, p, n);
-  }
-
-  void allocate() {
-    std::size_t const n = g_ * (pick(8) == 0 ? 1 + pick(128) : 1 + pick(12));
-    auto const got      = list_.allocate_first_fit(n);
-    REQUIRE(got == model_.first_fit(n));
-    if (got) {
-      hold(*got, n);
-    }
-  }
-
-  void remove_some() {
-    auto const blocks = model_.blocks();
-    if (blocks.empty()) {
-      return;
-    }
-    auto const [b, s] = blocks[pick(blocks.size())];
-    auto const [p, n] = sub_range(b, s);
-    list_.remove_range(p, n);
-    model_.remove_range(p, n);
-    hold(p, n);
   }
 
   // Misuse leaves the list unchanged (check() compares it with the unchanged model).
@@ -546,41 +483,9 @@ class region_run {
     }
   }
 
-  void hold(std::uintptr_t p, std::size_t n) {
-    auto it = held_.emplace(p, n).first;
-    if (auto next = std::next(it); next != held_.end() && p + n == next->first) {
-      it->second += next->second;
-      held_.erase(next);
-    }
-    if (it != held_.begin()) {
-      if (auto prev = std::prev(it); prev->first + prev->second == p) {
-        prev->second += it->second;
-        held_.erase(it);
-      }
-    }
-  }
-
-  void unhold(std::map<std::uintptr_t, std::size_t>::iterator it, std::uintptr_t p, std::size_t n) {
-    auto const [b, s] = *it;
-    held_.erase(it);
-    if (b < p) {
-      held_.emplace(b, p - b);
-    }
-    if (p + n < b + s) {
-      held_.emplace(p + n, b + s - (p + n));
-    }
-  }
-
-  address_ordered_free_list list_;
-  region_model model_;
-  std::size_t g_;
-  std::mt19937_64 rng_;
-  std::uintptr_t base_{0x7f0000000000ULL};
-  std::size_t size_;
   std::set<std::uintptr_t> edges_;  // region edges, base_ and base_ + size_ included
-  std::map<std::uintptr_t, std::size_t> held_;
-  std::size_t merged_{};      // inserts that joined a neighbour
-  std::size_t kept_apart_{};  // inserts that added a block
+  std::size_t merged_{};            // inserts that joined a neighbour
+  std::size_t kept_apart_{};        // inserts that added a block
 };
 
 // The node priorities address_ordered_free_list draws for a seed, one per new node (a copy of

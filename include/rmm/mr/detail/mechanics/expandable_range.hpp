@@ -38,6 +38,12 @@ namespace rmm::mr::detail {
  * use them; they are mapped again, and freed into the list, when a request needs them.
  */
 class expandable_range {
+  struct span {
+    std::uintptr_t base;
+    std::size_t size;
+    std::uintptr_t range;  // the virtual_memory_resource allocation it lies in
+  };
+
  public:
   using tag_t     = tlsf_free_list::tag_t;
   using region_id = tlsf_free_list::region_id;
@@ -69,7 +75,7 @@ class expandable_range {
     if (!region_) {
       return false;
     }
-    std::size_t const by = missing(list, size, tag);
+    std::size_t const by = missing_bytes(list, size, tag);
     if (refill(list, size, tag, by > room ? room : by, error)) {
       return true;
     }
@@ -89,22 +95,44 @@ class expandable_range {
   [[nodiscard]] std::size_t missing_bytes(tlsf_free_list const& list,
                                           std::size_t size,
                                           tag_t tag) const {
-    return missing(list, size, tag);
+    auto const tail        = list.trailing_free_block(*region_);
+    std::size_t const have = tail && (tail->second == tag || tail->second == 0) ? tail->first : 0;
+    return align_up(size - std::min(size, have), granularity());
   }
 
   /**
-   * @brief Bytes that punch_holes() would unmap now: the whole pieces of physical memory inside
-   * the free blocks of the pool's ranges, the growing range's free tail excepted. O(blocks).
+   * @brief What punch_holes() would unmap now: the runs of whole pieces of physical memory inside
+   * the free blocks of the pool's ranges (the growing range's free tail excepted), found in one
+   * walk of the list, O(blocks). punch_holes(list, plan, stream) then unmaps them without walking
+   * again.
    */
-  [[nodiscard]] std::size_t punchable(tlsf_free_list const& list) const {
-    std::size_t bytes = 0;
+  struct hole_plan {
+    struct block {
+      span where;
+      std::vector<std::pair<std::size_t, std::size_t>> runs;  // decommittable()'s (offset, bytes)
+    };
+    std::vector<block> blocks;
+    std::size_t bytes{};  // what the runs hold
+    // The list's free blocks when the plan was made: while both are unchanged (and the list has
+    // only gained or merged free blocks since), its free blocks are the same.
+    std::size_t list_free_blocks{};
+    std::size_t list_free_bytes{};
+  };
+
+  /// @brief The plan of what punch_holes() would unmap now (see hole_plan).
+  [[nodiscard]] hole_plan plan_holes(tlsf_free_list const& list) const {
+    hole_plan plan{{}, 0, list.num_free_blocks(), list.free_bytes()};
     for (span const& b : middle_free_blocks(list)) {
-      for (auto const& run :
-           vmm_->decommittable(reinterpret_cast<void*>(b.range), b.base - b.range, b.size)) {
-        bytes += run.second;
+      auto runs = decommittable(b);
+      if (runs.empty()) {
+        continue;
       }
+      for (auto const& run : runs) {
+        plan.bytes += run.second;
+      }
+      plan.blocks.push_back({b, std::move(runs)});
     }
-    return bytes;
+    return plan;
   }
 
   /**
@@ -117,11 +145,35 @@ class expandable_range {
     std::size_t unmapped = 0;
     try {
       for (span const& b : middle_free_blocks(list)) {
-        unmapped += punch_block(list, b.base, b.size, b.range, stream);
+        unmapped += punch_block(list, b, decommittable(b), stream);
       }
     } catch (std::exception const& e) {
-      rmm::log(level_enum::error,
-               std::string{"pool_memory_resource: unmapping free memory stopped: "} + e.what());
+      log_punch_error(e);
+    }
+    return unmapped;
+  }
+
+  /**
+   * @brief punch_holes(list, stream) with the runs of @p plan, made by plan_holes(@p list) under
+   * the same lock. Between the two the list may only have gained free blocks or merged them (as
+   * a device synchronisation that returns batches and retags does): if its count of free blocks
+   * or its free bytes changed, the runs may have too, and the list is walked again.
+   * @return Bytes unmapped.
+   */
+  std::size_t punch_holes(tlsf_free_list& list,
+                          hole_plan const& plan,
+                          cuda::stream_ref stream) noexcept {
+    if (list.num_free_blocks() != plan.list_free_blocks ||
+        list.free_bytes() != plan.list_free_bytes) {
+      return punch_holes(list, stream);
+    }
+    std::size_t unmapped = 0;
+    try {
+      for (hole_plan::block const& b : plan.blocks) {
+        unmapped += punch_block(list, b.where, b.runs, stream);
+      }
+    } catch (std::exception const& e) {
+      log_punch_error(e);
     }
     return unmapped;
   }
@@ -229,18 +281,6 @@ class expandable_range {
     std::uintptr_t range;  // base of the virtual_memory_resource allocation it lies in
   };
   using hole_iterator = std::map<std::uintptr_t, hole>::const_iterator;
-  struct span {
-    std::uintptr_t base;
-    std::size_t size;
-    std::uintptr_t range;  // the virtual_memory_resource allocation it lies in
-  };
-
-  // The granules to map after the range's free tail (if @p tag may use it) for @p size bytes.
-  [[nodiscard]] std::size_t missing(tlsf_free_list const& list, std::size_t size, tag_t tag) const {
-    auto const tail        = list.trailing_free_block(*region_);
-    std::size_t const have = tail && (tail->second == tag || tail->second == 0) ? tail->first : 0;
-    return align_up(size - std::min(size, have), granularity());
-  }
 
   // A free tail owned by no stream (after a device synchronisation) is usable by any stream:
   // it becomes @p tag's, so that the memory mapped after it merges with it.
@@ -332,16 +372,22 @@ class expandable_range {
     return true;
   }
 
-  // Unmaps the whole pieces inside the free block [b, b + s) of the allocation at `range`.
+  // The runs of whole pieces inside the free block `b` that can be unmapped.
+  [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> decommittable(
+      span const& b) const {
+    return vmm_->decommittable(reinterpret_cast<void*>(b.range), b.base - b.range, b.size);
+  }
+
+  // Unmaps `runs`, decommittable(b)'s, inside the free block `b`.
   std::size_t punch_block(tlsf_free_list& list,
-                          std::uintptr_t b,
-                          std::size_t s,
-                          std::uintptr_t range,
+                          span const& b,
+                          std::vector<std::pair<std::size_t, std::size_t>> const& runs,
                           cuda::stream_ref stream) {
-    void* const ptr      = reinterpret_cast<void*>(range);
-    std::size_t unmapped = 0;
-    std::uintptr_t block = b;  // the free block holding what is left of [b, b + s)
-    for (auto const& [offset, bytes] : vmm_->decommittable(ptr, b - range, s)) {
+    std::uintptr_t const range = b.range;
+    void* const ptr            = reinterpret_cast<void*>(range);
+    std::size_t unmapped       = 0;
+    std::uintptr_t block       = b.base;  // the free block holding what is left of `b`
+    for (auto const& [offset, bytes] : runs) {
       std::uintptr_t const at   = range + offset;
       auto const [it, inserted] = holes_.emplace(at, hole{bytes, range});
       try {
@@ -358,6 +404,11 @@ class expandable_range {
       (void)inserted;
     }
     return unmapped;
+  }
+
+  static void log_punch_error(std::exception const& e) {
+    rmm::log(level_enum::error,
+             std::string{"pool_memory_resource: unmapping free memory stopped: "} + e.what());
   }
 
   // Joins the hole at `it` with holes right before and after it in the same range, so that a

@@ -324,9 +324,13 @@ class pool_shard : public stream_ordered_core<pool_shard> {
     std::size_t const mapped = mapped_bytes();
     peak_mapped_             = std::max(peak_mapped_, mapped);
     if (threshold == std::numeric_limits<std::size_t>::max() ||
-        mapped + range_.missing_bytes(free_list_, size, tag) <= peak_mapped_ ||
-        range_.punchable(free_list_) < std::max<std::size_t>(threshold, 1) ||
-        is_capturing(stream)) {
+        mapped + range_.missing_bytes(free_list_, size, tag) <= peak_mapped_) {
+      return false;
+    }
+    // One walk of the free blocks, for the threshold and for the unmapping (which walks again
+    // only if the synchronisation below returned batches or merged free blocks).
+    auto const plan = range_.plan_holes(free_list_);
+    if (plan.bytes < std::max<std::size_t>(threshold, 1) || is_capturing(stream)) {
       return false;
     }
     synchronize_and_disown();
@@ -334,7 +338,7 @@ class pool_shard : public stream_ordered_core<pool_shard> {
       free_list_.retag(0, tag);
     } catch (...) {  // out of host memory for the tag's index: the blocks stay unowned
     }
-    range_.punch_holes(free_list_, stream);
+    range_.punch_holes(free_list_, plan, stream);
     range_.upstream()->flush();  // the device is idle: every unmap is due, give it back now
     ++defragmentations_;
     return true;

@@ -294,7 +294,8 @@ class stream_ordered_core {
   static constexpr std::size_t batch_bytes  = std::size_t{8} << 20U;
 
  private:
-  using batch_t = free_batch<batch_blocks>;
+  using batch_t        = free_batch<batch_blocks>;
+  using batch_blocks_t = std::array<typename batch_t::block, batch_blocks>;  // a batch taken out
 
   // One stream's state. `key` changes only under both the shared lock and `mtx` (recycling), so
   // either lock makes it stable; `covered` is guarded by the shared lock; `batch` by `mtx`;
@@ -358,25 +359,19 @@ class stream_ordered_core {
     if (s.key != key) {
       return false;
     }
-    std::array<typename batch_t::block, batch_blocks> out;
+    batch_blocks_t out;
     batched_bytes_.fetch_add(size, std::memory_order_relaxed);
     if (!s.batch.push(ptr, size)) {
       return true;  // no CUDA call, no shared lock
     }
     // Full: record first (the slot lock keeps the slot from being recycled meanwhile), then
     // return the batch. Any record made later on this stream also follows these frees.
-    std::size_t const n = s.batch.take_all(out);
     s.returning.fetch_add(1, std::memory_order_relaxed);
-    bool const recorded = cudaEventRecord(s.event, key.handle) == cudaSuccess;
-    if (!recorded) {
-      cudaGetLastError();
-      cudaStreamSynchronize(key.handle);
-    }
+    std::size_t const n = take_batch_and_record(s, key, out);
     slot_lock.unlock();
     std::lock_guard<spin_mutex> lock(mtx_);
-    std::size_t const bytes = return_blocks(out, n, s.tag);
+    return_batch(out, n, s.tag);
     derived().after_free(s.tag, stream);
-    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
     s.covered = true;
     s.returning.fetch_sub(1, std::memory_order_relaxed);
     return true;
@@ -391,34 +386,39 @@ class stream_ordered_core {
       return std::nullopt;
     }
     slot& s = *slots_[tag];
-    std::array<typename batch_t::block, batch_blocks> out;
+    batch_blocks_t out;
     std::size_t n = 0;
     {
       std::lock_guard<spin_mutex> slot_lock(s.mtx);  // order: shared lock, then slot
       if (s.key != key || s.batch.empty()) {
         return std::nullopt;
       }
-      n = s.batch.take_all(out);
-      if (s.event != nullptr) {
-        record(s, key);
-      } else {
-        s.covered = false;  // one stream: nobody to order against (see cover_after_free)
-      }
+      n         = take_batch_and_record(s, key, out);
+      s.covered = s.event != nullptr;  // none: one stream, nobody to order against
     }
-    batched_bytes_.fetch_sub(return_blocks(out, n, tag), std::memory_order_relaxed);
+    return_batch(out, n, tag);
     return derived().try_allocate(size, tag);
   }
 
-  // Puts `n` batched blocks into `tag`'s list (shared lock held); returns their bytes.
-  std::size_t return_blocks(std::array<typename batch_t::block, batch_blocks> const& blocks,
-                            std::size_t n,
-                            tag_t tag) noexcept {
+  // Takes `s`'s batch into `out` (`s`'s lock held), then records `s`'s event (it has one once
+  // frees are batched) from this thread, the stream's user, as per-thread default streams need.
+  // Returns the number of blocks.
+  std::size_t take_batch_and_record(slot& s, stream_key const& key, batch_blocks_t& out) noexcept {
+    std::size_t const n = s.batch.take_all(out);
+    if (s.event != nullptr) {
+      record(s, key);
+    }
+    return n;
+  }
+
+  // Puts `n` blocks taken out of a batch into `tag`'s list (shared lock held), off the count.
+  void return_batch(batch_blocks_t const& blocks, std::size_t n, tag_t tag) noexcept {
     std::size_t bytes = 0;
     for (std::size_t i = 0; i < n; ++i) {
       derived().free_block(blocks[i].ptr, blocks[i].size, tag);
       bytes += blocks[i].size;
     }
-    return bytes;
+    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
   }
 
   // After a free into `tag`'s list (shared lock held): keeps the invariant. With one stream there
@@ -433,14 +433,15 @@ class stream_ordered_core {
       return;
     }
     record(s, key);
+    s.covered = true;
   }
 
-  void record(slot& s, stream_key const& key) noexcept {
+  // Records `s`'s event on the stream, or synchronises it if that fails. `covered` is the caller's.
+  static void record(slot const& s, stream_key const& key) noexcept {
     if (cudaEventRecord(s.event, key.handle) != cudaSuccess) {
       cudaGetLastError();
       cudaStreamSynchronize(key.handle);
     }
-    s.covered = true;
   }
 
   // Every stream's batched blocks, taken out (shared lock held), to be returned after a device
@@ -448,7 +449,7 @@ class stream_ordered_core {
   std::vector<typename batch_t::block> take_batches() {
     std::vector<typename batch_t::block> all;
     all.reserve(batch_blocks * slots_.size());
-    std::array<typename batch_t::block, batch_blocks> out;
+    batch_blocks_t out;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
       std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
       std::size_t const n = slots_[t]->batch.take_all(out);
@@ -460,11 +461,10 @@ class stream_ordered_core {
   // At teardown, after the device synchronisation (no other user is left): every batched block
   // goes to memory owned by no stream.
   void drain_batches() noexcept {
-    std::array<typename batch_t::block, batch_blocks> out;
+    batch_blocks_t out;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
       std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
-      std::size_t const n = slots_[t]->batch.take_all(out);
-      batched_bytes_.fetch_sub(return_blocks(out, n, 0), std::memory_order_relaxed);
+      return_batch(out, slots_[t]->batch.take_all(out), 0);
     }
   }
 
@@ -582,6 +582,7 @@ class stream_ordered_core {
       if (auto p = derived().try_allocate(size, t)) {
         derived().adopt_rest(*p, size, t, tag);
         record(*slots_[tag], key);  // the invariant: the rest is in this stream's list now
+        slots_[tag]->covered = true;
         return p;
       }
     }
