@@ -203,6 +203,28 @@ TEST_CASE("arena: with two streams, a returned superblock is ordered by an event
   mr.deallocate(s2, q, bytes, A);
 }
 
+TEST_CASE("arena: a small request takes a batch of superblocks, at most the cache",
+          "[gpu][arena]") {
+  // 2 GiB: the cache is 32 MiB, a batch 16 MiB. 64 MiB: the cache (and so the batch) is 4 MiB.
+  for (auto const& sizes : {std::pair{2048 * MiB, 16 * MiB}, std::pair{64 * MiB, 4 * MiB}}) {
+    std::size_t const arena = sizes.first;
+    std::size_t const batch = sizes.second;
+    INFO("arena " << arena);
+    auto mr = make_arena(arena);
+    rmm::cuda_stream s1;
+    rmm::cuda_stream s2;
+    void* p = mr.allocate(s1, KiB, A);
+    void* q = mr.allocate(s2, KiB, A);  // first fit in the global arena: right after s1's batch
+    CHECK(reinterpret_cast<std::uintptr_t>(q) - reinterpret_cast<std::uintptr_t>(p) == batch);
+    void* more = mr.allocate(s1, 3 * MiB, A);  // still inside s1's batch
+    CHECK(reinterpret_cast<std::uintptr_t>(more) < reinterpret_cast<std::uintptr_t>(q));
+    fill_and_check(more, 3 * MiB, 5, s1);
+    mr.deallocate(s1, more, 3 * MiB, A);
+    mr.deallocate(s2, q, KiB, A);
+    mr.deallocate(s1, p, KiB, A);
+  }
+}
+
 TEST_CASE("arena: per-thread default streams from several threads", "[gpu][arena]") {
   auto mr = make_arena(256 * MiB);
   std::vector<std::thread> threads;

@@ -53,6 +53,9 @@ namespace rmm::mr {
  * GPU memory is divided into a global arena, per-thread arenas for default streams, and
  * per-stream arenas for non-default streams. Each arena allocates memory from the global arena in
  * chunks called superblocks (2 MiB, or the request rounded up to a multiple of 2 MiB if larger).
+ * A request smaller than 16 MiB takes a batch of 8 superblocks (16 MiB, at most the arena's cache
+ * of 1/64 of its size; the request alone if no batch is free) as one superblock, so that the
+ * global arena and its lock are touched rarely.
  *
  * Blocks in each arena are allocated using address-ordered first fit. When a block is freed, it
  * is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks are

@@ -176,6 +176,15 @@ class arena_state : private device_binding {
   /// @brief Size of the global arena in bytes.
   [[nodiscard]] std::size_t arena_size() const noexcept { return global_->size(); }
 
+  /// @brief Bytes one stream arena takes from the global arena at once for a request smaller
+  /// than it: 8 superblocks (16 MiB), at most cache_bytes() so that a batch stays cached when it
+  /// becomes free. One acquisition (one global lock) then serves many small requests.
+  [[nodiscard]] std::size_t batch_bytes() const noexcept {
+    return std::max(arena::superblock_size,
+                    std::min(batch_superblocks * arena::superblock_size,
+                             cache_bytes() / arena::superblock_size * arena::superblock_size));
+  }
+
   /// @brief Bytes of entirely free superblocks each stream arena keeps: 1/64 of the arena, at
   /// least two standard superblocks.
   [[nodiscard]] std::size_t cache_bytes() const noexcept {
@@ -298,7 +307,15 @@ class arena_state : private device_binding {
         RMM_CUDA_TRY(cudaDeviceSynchronize());
         unordered_releases_ = false;
       }
-      grant = global_->acquire(bytes);
+      // Superblocks in batches: one global acquisition serves many small requests (the global
+      // mutex was 75 % of thread time at 16 threads with one superblock per acquisition). When
+      // the global arena has no free batch, the request alone.
+      if (std::size_t const batch = batch_bytes(); bytes < batch) {
+        grant = global_->acquire(batch);
+      }
+      if (!grant) {
+        grant = global_->acquire(bytes);
+      }
       if (!grant) {
         return nullptr;
       }
@@ -493,6 +510,8 @@ class arena_state : private device_binding {
   // Set when the first arena, alone, returns superblocks without an event; cleared by the next
   // device synchronisation. Never set again once a second arena exists.
   bool unordered_releases_{false};
+  // Superblocks a stream arena takes at once for a small request (see try_allocate): 16 MiB.
+  static constexpr std::size_t batch_superblocks = 8;
 };
 
 /// @brief Shared state of arena_memory_resource. Not for direct use.
