@@ -78,6 +78,7 @@
 #include <cuda/stream_ref>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -236,15 +237,31 @@ struct cuda_async_baseline {
 
 // --- threads -----------------------------------------------------------------------------------
 
-/// @brief Runs body(t) on threads t = 0, ..., n - 1 and joins them; returns what each threw (null
-/// where nothing). The multi-thread benchmarks time this, then rethrow_first() after cleaning up.
+/**
+ * @brief Runs body(t) on threads t = 0, ..., n - 1 and joins them; returns what each threw (null
+ * where nothing). The multi-thread benchmarks time this, then rethrow_first() after cleaning up.
+ *
+ * The threads are started first and wait at a gate (spinning, so that no core is asleep when it
+ * opens); once all n wait, the gate opens and @p released (if not null) receives the time of its
+ * opening. Timing from there measures the workload on n running threads. Timing from before the
+ * call also counts the threads' start, as ../shared/bench/torch_mt_alloc.py does: with a 1 ms
+ * workload per thread, starting and waking 16 threads was most of a run (the null resource made
+ * 119 M ops/s at T = 16 against 32 at T = 1).
+ */
 template <class Body>
-std::vector<std::exception_ptr> run_on_threads(std::size_t n, Body const& body) {
+std::vector<std::exception_ptr> run_on_threads(std::size_t n,
+                                               Body const& body,
+                                               clock_type::time_point* released = nullptr) {
   std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> waiting{0};
+  std::atomic<bool> open{false};
   std::vector<std::thread> workers;
   workers.reserve(n);
   for (std::size_t t = 0; t < n; ++t) {
-    workers.emplace_back([&errors, &body, t] {
+    workers.emplace_back([&errors, &body, &waiting, &open, t] {
+      waiting.fetch_add(1, std::memory_order_acq_rel);
+      while (!open.load(std::memory_order_acquire)) {
+      }
       try {
         body(t);
       } catch (...) {
@@ -252,6 +269,13 @@ std::vector<std::exception_ptr> run_on_threads(std::size_t n, Body const& body) 
       }
     });
   }
+  while (waiting.load(std::memory_order_acquire) < n) {
+    std::this_thread::yield();
+  }
+  if (released != nullptr) {
+    *released = clock_type::now();
+  }
+  open.store(true, std::memory_order_release);
   for (auto& w : workers) {
     w.join();
   }

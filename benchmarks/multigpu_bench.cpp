@@ -4,9 +4,10 @@
 // it current at its start (cudaSetDevice on the worker) and uses its own non-blocking stream,
 // created beforehand on that device, and that device's resource. As in multithread_bench.cpp:
 // thread t seeds its generator with 1234 + t and keeps its live bytes under 16000 / (threads on
-// its device) MiB; n allocations per thread. The timed region starts the threads, joins them and
-// synchronises every device used. Reports the aggregate Mops_per_s = 2 n T / time, ns_per_op =
-// time / (2 n T), failed_allocs and gpus = G.
+// its device) MiB; n allocations per thread. The timed region opens once all threads have started
+// (rb::run_on_threads' gate) and ends after they are joined and every device used synchronised.
+// Reports the aggregate Mops_per_s = 2 n T / time, ns_per_op = time / (2 n T), failed_allocs and
+// gpus = G.
 //
 //   rmm_multigpu_bench [Google Benchmark flags]
 //   default: per-GPU threads in {1, 4, 8}, n = 10000 per thread, max = 1 MiB
@@ -116,17 +117,20 @@ double run_threads(mgpu_fixture<Resource>& fx,
   for (auto& l : fx.live) {
     l.clear();
   }
-  auto const start  = rb::clock_type::now();
-  auto const errors = rb::run_on_threads(threads, [&](std::size_t t) {
-    std::size_t const d = t % gpus;
-    if (gpu) {
-      RMM_CUDA_TRY(cudaSetDevice(static_cast<int>(d)));
-    }
-    rb::workload_params const params{
-        num, max_mib, 16000 / per_device, 1234U + static_cast<unsigned>(t)};
-    thread_failures[t] =
-        rb::random_workload(*fx.mrs[d], cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
-  });
+  rb::clock_type::time_point start;
+  auto const errors = rb::run_on_threads(
+      threads,
+      [&](std::size_t t) {
+        std::size_t const d = t % gpus;
+        if (gpu) {
+          RMM_CUDA_TRY(cudaSetDevice(static_cast<int>(d)));
+        }
+        rb::workload_params const params{
+            num, max_mib, 16000 / per_device, 1234U + static_cast<unsigned>(t)};
+        thread_failures[t] =
+            rb::random_workload(*fx.mrs[d], cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
+      },
+      &start);
   sync_devices(gpus);
   double const elapsed = rb::seconds_since(start);
   for (std::size_t d = 0; d < gpus; ++d) {
