@@ -241,12 +241,11 @@ struct cuda_async_baseline {
  * @brief Runs body(t) on threads t = 0, ..., n - 1 and joins them; returns what each threw (null
  * where nothing). The multi-thread benchmarks time this, then rethrow_first() after cleaning up.
  *
- * The threads are started first and wait at a gate (spinning, so that no core is asleep when it
- * opens); once all n wait, the gate opens and @p released (if not null) receives the time of its
- * opening. Timing from there measures the workload on n running threads. Timing from before the
- * call also counts the threads' start, as ../shared/bench/torch_mt_alloc.py does: with a 1 ms
- * workload per thread, starting and waking 16 threads was most of a run (the null resource made
- * 119 M ops/s at T = 16 against 32 at T = 1).
+ * The threads are started first and wait at a gate (spinning with yields, so that no core is
+ * asleep when it opens); once all n wait, the gate opens and @p released (if not null) receives the
+ * time of its opening. Timing from there measures the workload on n running threads. Timing from
+ * before the call also counts the threads' start, as ../shared/bench/torch_mt_alloc.py does: with
+ * about 1 ms of work per thread, starting 16 threads takes a large part of a run.
  */
 template <class Body>
 std::vector<std::exception_ptr> run_on_threads(std::size_t n,
@@ -261,6 +260,7 @@ std::vector<std::exception_ptr> run_on_threads(std::size_t n,
     workers.emplace_back([&errors, &body, &waiting, &open, t] {
       waiting.fetch_add(1, std::memory_order_acq_rel);
       while (!open.load(std::memory_order_acquire)) {
+        std::this_thread::yield();  // leaves the cores to the threads still being started
       }
       try {
         body(t);
