@@ -223,13 +223,20 @@ class arena_state : private device_binding {
 
   static std::string format_hex(std::uintptr_t v) { return detail::format_hex(v); }
 
+  // This thread's cached arena of `key` in this resource, or nullptr.
+  stream_arena_state* cached(stream_key const& key) const noexcept {
+    for (auto const& e : cache().entries) {
+      if (e.resource == id_ && e.key == key) {
+        return e.arena;
+      }
+    }
+    return nullptr;
+  }
+
   // Hot path: the thread-local cache, else the map under a shared lock, else create.
   stream_arena_state& arena_for(stream_key const& key) {
-    thread_cache& c = cache();
-    for (auto const& e : c.entries) {
-      if (e.resource == id_ && e.key == key) {
-        return *e.arena;
-      }
+    if (stream_arena_state* hit = cached(key); hit != nullptr) {
+      return *hit;
     }
     stream_arena_state* a = find_in_map(key);
     if (a == nullptr) {
@@ -257,6 +264,7 @@ class arena_state : private device_binding {
       }
       a = slot.get();
     }
+    thread_cache& c   = cache();
     c.entries[c.next] = cache_entry{id_, key, a};
     c.next            = (c.next + 1) % cache_entries;
     return *a;
@@ -283,12 +291,8 @@ class arena_state : private device_binding {
 
   // Lookup without creating (for frees).
   stream_arena_state* find_arena(stream_key const& key) {
-    for (auto const& e : cache().entries) {
-      if (e.resource == id_ && e.key == key) {
-        return e.arena;
-      }
-    }
-    return find_in_map(key);
+    stream_arena_state* hit = cached(key);
+    return hit != nullptr ? hit : find_in_map(key);
   }
 
   // First fit in the arena; on a miss, a superblock from the global arena. nullptr if none.
@@ -374,7 +378,8 @@ class arena_state : private device_binding {
     release_ranges(ranges, t);
   }
 
-  // Superblocks back to the global arena with ticket `t`; the caller holds global_mutex_.
+  // Superblocks back to the global arena with ticket `t`; the caller holds global_mutex_. A range
+  // the global arena refuses (a broken invariant) is logged, and the others still go back.
   void release_ranges(std::vector<arena::range> const& ranges, arena::ticket t) noexcept {
     for (auto const& r : ranges) {
       owners_.erase(r.base);
@@ -456,10 +461,7 @@ class arena_state : private device_binding {
     std::lock_guard<std::mutex> glock{global_mutex_};
     unordered_releases_ = false;  // ordered by the synchronisation above
     for (stream_arena_state* s : by_id_) {
-      for (auto const& r : s->host.release_free_superblocks()) {
-        owners_.erase(r.base);
-        global_->release(r.base, r.size, arena::no_ticket);
-      }
+      release_ranges(s->host.release_free_superblocks(), arena::no_ticket);
     }
     global_->clear_tickets();
   }
