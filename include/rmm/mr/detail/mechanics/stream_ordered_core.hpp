@@ -45,9 +45,9 @@
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/algorithms/free_batch.hpp>
 #include <rmm/mr/detail/algorithms/spin_mutex.hpp>
 #include <rmm/mr/detail/mechanics/stream_key.hpp>
+#include <rmm/mr/detail/mechanics/stream_slot.hpp>
 #include <rmm/process_is_exiting.hpp>
 
 #include <cuda/stream_ref>
@@ -142,35 +142,32 @@ class stream_ordered_core {
                                         std::size_t requested,
                                         std::size_t rounded,
                                         tag_t tag) {
-    std::optional<out_of_memory_report> report;
-    {
-      std::unique_lock<spin_mutex> held(std::move(lock));
-      if (auto p = from_unowned(rounded, tag)) {
+    if (auto p = from_unowned(rounded, tag)) {
+      return *p;
+    }
+    if (auto p = from_other_streams(key, rounded, tag)) {
+      return *p;
+    }
+    if (auto p = from_own_returned_batch(key, rounded, tag)) {
+      return *p;
+    }
+    if (derived().grow(rounded, stream, tag)) {
+      if (auto p = derived().try_allocate(rounded, tag)) {
         return *p;
-      }
-      if (auto p = from_other_streams(key, rounded, tag)) {
-        return *p;
-      }
-      if (auto p = from_own_returned_batch(key, rounded, tag)) {
-        return *p;
-      }
-      if (derived().grow(rounded, stream, tag)) {
-        if (auto p = derived().try_allocate(rounded, tag)) {
-          return *p;
-        }
-      }
-      if (auto p = last_resort(rounded, tag, stream)) {
-        return *p;
-      }
-      report.emplace(derived().oom_report(requested, rounded));
-      if (std::string const streams = describe_streams(); !streams.empty()) {
-        report->reason += "; streams with free lists: " + streams;
       }
     }
+    if (auto p = last_resort(rounded, tag, stream)) {
+      return *p;
+    }
+    auto report = derived().oom_report(requested, rounded);
+    if (std::string const streams = describe_streams(); !streams.empty()) {
+      report.reason += "; streams with free lists: " + streams;
+    }
+    lock.unlock();
     // Outside the lock: the device query may take a while.
-    report->stream = reinterpret_cast<std::uintptr_t>(stream.get());
-    rmm::detail::add_device_memory(*report, report->device.value_or(-1));
-    throw rmm::out_of_memory(std::move(*report));
+    report.stream = reinterpret_cast<std::uintptr_t>(stream.get());
+    rmm::detail::add_device_memory(report, report.device.value_or(-1));
+    throw rmm::out_of_memory(std::move(report));
   }
 
   // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.
@@ -238,7 +235,7 @@ class stream_ordered_core {
     // Batches are emptied *before* the synchronisation: a block that another thread puts into
     // its batch meanwhile may be used by work enqueued after the synchronisation began, which
     // the synchronisation does not wait for. (Lists cannot change: the shared lock is held.)
-    std::vector<typename batch_t::block> batched = take_batches();
+    std::vector<stream_slot::block> batched = take_batches();
     if (cudaDeviceSynchronize() != cudaSuccess) {
       cudaGetLastError();
     }
@@ -288,28 +285,11 @@ class stream_ordered_core {
 
  public:
   /// Blocks larger than this are always returned at once (a batch would hold back too much).
-  static constexpr std::size_t batch_max_block = std::size_t{1} << 20U;
-  /// A batch is returned once it holds this many blocks or `batch_bytes` bytes.
-  static constexpr std::size_t batch_blocks = 32;
-  static constexpr std::size_t batch_bytes  = std::size_t{8} << 20U;
+  static constexpr std::size_t batch_max_block = stream_slot::batch_max_block;
 
  private:
-  using batch_t        = free_batch<batch_blocks>;
-  using batch_blocks_t = std::array<typename batch_t::block, batch_blocks>;  // a batch taken out
-
-  // One stream's state. `key` changes only under both the shared lock and `mtx` (recycling), so
-  // either lock makes it stable; `covered` is guarded by the shared lock; `batch` by `mtx`;
-  // `event` and `tag` never change.
-  struct slot {
-    slot(stream_key k, cudaEvent_t e, tag_t t) noexcept : key{k}, event{e}, tag{t} {}
-    stream_key key{};
-    cudaEvent_t event{};
-    tag_t tag{};
-    bool covered{true};  // see the invariant in the file comment
-    spin_mutex mtx;
-    batch_t batch{batch_bytes};
-    std::atomic<std::uint32_t> returning{0};  // batches taken out, not yet in the free list
-  };
+  using slot           = stream_slot;
+  using batch_blocks_t = stream_slot::batch_blocks_t;  // a batch taken out
 
   // The calling thread's recent slots: a free finds its stream's slot without the shared lock.
   static stream_cache<slot*>& cache() noexcept {
@@ -406,7 +386,7 @@ class stream_ordered_core {
   std::size_t take_batch_and_record(slot& s, stream_key const& key, batch_blocks_t& out) noexcept {
     std::size_t const n = s.batch.take_all(out);
     if (s.event != nullptr) {
-      record(s, key);
+      s.record(key);
     }
     return n;
   }
@@ -432,23 +412,15 @@ class stream_ordered_core {
       s.covered = false;
       return;
     }
-    record(s, key);
+    s.record(key);
     s.covered = true;
-  }
-
-  // Records `s`'s event on the stream, or synchronises it if that fails. `covered` is the caller's.
-  static void record(slot const& s, stream_key const& key) noexcept {
-    if (cudaEventRecord(s.event, key.handle) != cudaSuccess) {
-      cudaGetLastError();
-      cudaStreamSynchronize(key.handle);
-    }
   }
 
   // Every stream's batched blocks, taken out (shared lock held), to be returned after a device
   // synchronisation. Throws std::bad_alloc if the list cannot be made (nothing is taken then).
-  std::vector<typename batch_t::block> take_batches() {
-    std::vector<typename batch_t::block> all;
-    all.reserve(batch_blocks * slots_.size());
+  std::vector<stream_slot::block> take_batches() {
+    std::vector<stream_slot::block> all;
+    all.reserve(stream_slot::batch_blocks * slots_.size());
     batch_blocks_t out;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
       std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
@@ -581,7 +553,7 @@ class stream_ordered_core {
       // (Moving whole lists instead makes streams that share a pool steal back and forth.)
       if (auto p = derived().try_allocate(size, t)) {
         derived().adopt_rest(*p, size, t, tag);
-        record(*slots_[tag], key);  // the invariant: the rest is in this stream's list now
+        slots_[tag]->record(key);  // the invariant: the rest is in this stream's list now
         slots_[tag]->covered = true;
         return p;
       }

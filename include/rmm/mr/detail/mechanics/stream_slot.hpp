@@ -1,0 +1,59 @@
+/**
+ * @file stream_slot.hpp
+ * @brief One stream's state in the stream-ordered core (stream_ordered_core.hpp): its key, its
+ * event, its tag in the free list, whether the event covers its free blocks, and its batch of
+ * frees not yet returned to the shared list.
+ */
+#pragma once
+
+#include <rmm/mr/detail/algorithms/free_batch.hpp>
+#include <rmm/mr/detail/algorithms/spin_mutex.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace rmm::mr::detail {
+
+/**
+ * @brief One stream's state. `key` changes only under both the core's shared lock and `mtx`
+ * (recycling), so either lock makes it stable; `covered` is guarded by the shared lock; `batch`
+ * by `mtx`; `event` and `tag` never change. Not copyable or movable (it holds a mutex).
+ */
+struct stream_slot {
+  /// Blocks larger than this are always returned at once (a batch would hold back too much).
+  static constexpr std::size_t batch_max_block = std::size_t{1} << 20U;
+  /// A batch is returned once it holds this many blocks or `batch_bytes` bytes.
+  static constexpr std::size_t batch_blocks = 32;
+  static constexpr std::size_t batch_bytes  = std::size_t{8} << 20U;
+
+  using batch_t        = free_batch<batch_blocks>;
+  using block          = batch_t::block;
+  using batch_blocks_t = std::array<block, batch_blocks>;  // a batch taken out
+
+  stream_slot(stream_key k, cudaEvent_t e, std::uint32_t t) noexcept : key{k}, event{e}, tag{t} {}
+
+  /// Records `event` on the stream of @p k (this slot's key, named by the caller, which is the
+  /// stream's user: per-thread default streams need that), or synchronises the stream if the
+  /// record fails. `covered` is the caller's to set.
+  void record(stream_key const& k) const noexcept {
+    if (cudaEventRecord(event, k.handle) != cudaSuccess) {
+      cudaGetLastError();
+      cudaStreamSynchronize(k.handle);
+    }
+  }
+
+  stream_key key{};
+  cudaEvent_t event{};
+  std::uint32_t tag{};
+  bool covered{true};  // see the invariant in stream_ordered_core.hpp's file comment
+  spin_mutex mtx;
+  batch_t batch{batch_bytes};
+  std::atomic<std::uint32_t> returning{0};  // batches taken out, not yet in the free list
+};
+
+}  // namespace rmm::mr::detail
