@@ -1,8 +1,7 @@
 /**
  * @file piece_map_fuzz.cpp
- * @brief libFuzzer target: decodes the input into piece_map operations (insert, erase, find, and
- * find through per-thread hints) and checks each against a std::map model; aborts on any
- * disagreement.
+ * @brief libFuzzer target: decodes the input into piece_map operations (insert, erase, find) and
+ * checks each against a std::map model; aborts on any disagreement.
  *
  * Input: byte 0 picks the capacity (1..64); then each operation is an opcode byte and operands
  * (an address slot and a size). A missing byte reads as zero, so every input is a valid program.
@@ -56,7 +55,6 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   rmm::fuzz::reader in{data, size};
   std::size_t const capacity = 1 + in.byte() % 64U;
   piece_map map{capacity};
-  piece_map::hints<2> hints;  // must agree with the model however the map changed since
   model_t model;
   while (!in.done()) {
     std::uint8_t const op     = in.byte();
@@ -87,7 +85,6 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         break;
       default:
         check(map.find(addr) == model_find(model, addr));
-        check(hints.find(map, 1, addr) == model_find(model, addr));  // fills or uses a hint
         break;
     }
     check(map.size() == model.size());

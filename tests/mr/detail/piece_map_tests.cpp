@@ -1,7 +1,6 @@
 // piece_map: inserts, erases and lookups against a std::map reference model (seeded random
-// programs), the errors it reports, a full map, the per-thread hints (which must agree with find()
-// whatever changed), and lookups from many threads while a writer changes other ranges (run under
-// TSan in CI's sanitizer build).
+// programs), the errors it reports, a full map, and lookups from many threads while a writer
+// changes other ranges (run under TSan in CI's sanitizer build).
 #include <rmm/mr/detail/algorithms/piece_map.hpp>
 
 #include <catch2/catch.hpp>
@@ -102,7 +101,6 @@ TEST_CASE("piece_map: random programs agree with the reference model", "[piece_m
     std::size_t const capacity = 1 + rng() % 64;
     piece_map map{capacity};
     reference_model model;
-    piece_map::hints<2> hints;  // must agree with find() however the map changed since
     for (int step = 0; step < 2000; ++step) {
       std::uintptr_t const base = 0x10000 + (rng() % 512) * 64;
       std::size_t const size    = 1 + rng() % 256;
@@ -135,32 +133,12 @@ TEST_CASE("piece_map: random programs agree with the reference model", "[piece_m
         default: {
           std::uintptr_t const addr = 0x10000 + rng() % (512 * 64 + 300);
           CHECK(map.find(addr) == model.find(addr));
-          CHECK(hints.find(map, 1, addr) == model.find(addr));
-          CHECK(hints.find(map, 1, addr) == model.find(addr));  // now from the hint
           break;
         }
       }
       REQUIRE(map.size() == model.ranges.size());
     }
   }
-}
-
-TEST_CASE("piece_map: hints follow erases, owner changes and other maps", "[piece_map]") {
-  piece_map map{8};
-  piece_map other{8};
-  piece_map::hints<2> hints;
-  REQUIRE(map.insert(0x1000, 0x100, 3));
-  REQUIRE(other.insert(0x1000, 0x100, 9));
-  CHECK(hints.find(map, 1, 0x1010) == std::optional<owner_t>{3});
-  CHECK(hints.find(map, 1, 0x10ff) == std::optional<owner_t>{3});    // remembered range
-  CHECK(hints.find(other, 2, 0x1010) == std::optional<owner_t>{9});  // keyed by map id
-  CHECK(hints.find(map, 1, 0x1100).has_value() == false);            // one past the end
-  REQUIRE(map.erase(0x1000));
-  CHECK(hints.find(map, 1, 0x1010).has_value() == false);  // the hint went stale
-  REQUIRE(map.insert(0x1000, 0x80, 4));
-  CHECK(hints.find(map, 1, 0x1010) == std::optional<owner_t>{4});  // same base, new owner
-  CHECK(hints.find(map, 1, 0x1090).has_value() == false);          // the old, longer range is gone
-  CHECK(hints.find(other, 2, 0x1090) == std::optional<owner_t>{9});
 }
 
 TEST_CASE("piece_map: lookups from many threads while a writer changes other ranges",
@@ -178,19 +156,15 @@ TEST_CASE("piece_map: lookups from many threads while a writer changes other ran
   for (unsigned t = 0; t < 4; ++t) {
     readers.emplace_back([&, t] {
       std::mt19937_64 rng{t};
-      piece_map::hints<4> hints;  // odd readers look up through hints
-      auto const find = [&](std::uintptr_t a) {
-        return t % 2 == 1 ? hints.find(map, 1, a) : map.find(a);
-      };
       std::size_t n = 0;
       while (!stop.load(std::memory_order_relaxed) || n < 1000) {
         std::uintptr_t const i    = (rng() % 32) * 2;
         std::uintptr_t const addr = i * slot + rng() % slot;
-        if (find(addr) != std::optional<owner_t>{static_cast<owner_t>(i)}) {
+        if (map.find(addr) != std::optional<owner_t>{static_cast<owner_t>(i)}) {
           ++wrong;
         }
         std::uintptr_t const odd = i + 1;  // either absent or owned by odd
-        auto const o             = find(odd * slot + rng() % slot);
+        auto const o             = map.find(odd * slot + rng() % slot);
         if (o.has_value() && *o != static_cast<owner_t>(odd)) {
           ++wrong;
         }

@@ -109,71 +109,6 @@ class piece_map {
    * retries while a writer is changing the map.
    */
   [[nodiscard]] std::optional<owner_t> find(std::uintptr_t addr) const noexcept {
-    return locate(addr).owner;
-  }
-
-  /**
-   * @brief A caller's record of ranges it found, each valid while the map is unchanged: find()
-   * through it costs one load of the sequence number and a few compares when @p addr lies in a
-   * remembered range, instead of a binary search. A sharded pool keeps one per thread: a
-   * thread's frees mostly land in the few pieces its own shard holds.
-   *
-   * Why it is exact: a range is remembered with the (even) sequence number under which it was
-   * read and validated; the sequence changes with every write, so while it still equals that
-   * number the map is the one that was read, and the range and its owner are current. The
-   * hints of a map must not be used with another map (the caller keys them: ids never reused).
-   * Not thread-safe: one per thread.
-   */
-  template <std::size_t N>
-  class hints {
-   public:
-    /// @brief find(@p addr) in @p map, through the remembered ranges of map @p map_id.
-    [[nodiscard]] std::optional<owner_t> find(piece_map const& map,
-                                              std::uint64_t map_id,
-                                              std::uintptr_t addr) noexcept {
-      std::uint64_t const seq = map.seq_.load(std::memory_order_acquire);
-      for (auto const& e : entries_) {
-        if (e.seq == seq && e.map_id == map_id && addr - e.base < e.size) {
-          return e.owner;
-        }
-      }
-      snapshot const found = map.locate(addr);
-      if (found.owner) {
-        entries_[next_] = entry{map_id, found.seq, found.base, found.size, *found.owner};
-        next_           = (next_ + 1) % N;
-      }
-      return found.owner;
-    }
-
-   private:
-    struct entry {
-      std::uint64_t map_id{};
-      std::uint64_t seq{1};  // odd: never matches a validated read
-      std::uintptr_t base{};
-      std::size_t size{};
-      owner_t owner{};
-    };
-    entry entries_[N]{};
-    std::size_t next_{};
-  };
-
-  /// @brief The number of ranges (a snapshot).
-  [[nodiscard]] std::size_t size() const noexcept { return count_.load(std::memory_order_relaxed); }
-
-  /// @brief The most ranges the map can hold.
-  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-
- private:
-  // One validated read: the range holding the address (if any) and the sequence number it was
-  // read under.
-  struct snapshot {
-    std::uint64_t seq{};
-    std::uintptr_t base{};
-    std::size_t size{};
-    std::optional<owner_t> owner;
-  };
-
-  [[nodiscard]] snapshot locate(std::uintptr_t addr) const noexcept {
     for (;;) {
       std::uint64_t const before = seq_.load(std::memory_order_acquire);
       if ((before & 1U) != 0) {
@@ -182,7 +117,7 @@ class piece_map {
       }
       std::size_t n = count_.load(std::memory_order_acquire);
       n             = n > capacity_ ? capacity_ : n;
-      snapshot found{before, 0, 0, std::nullopt};
+      std::optional<owner_t> found;
       std::size_t const pos = upper_bound(addr, n);  // first entry with base > addr
       if (pos > 0) {
         entry const& e         = entries_[pos - 1];
@@ -190,9 +125,7 @@ class piece_map {
         std::size_t const s    = e.size.load(std::memory_order_acquire);
         owner_t const o        = e.owner.load(std::memory_order_acquire);
         if (addr >= b && addr - b < s) {
-          found.base  = b;
-          found.size  = s;
-          found.owner = o;
+          found = o;
         }
       }
       if (seq_.load(std::memory_order_relaxed) == before) {
@@ -201,6 +134,13 @@ class piece_map {
     }
   }
 
+  /// @brief The number of ranges (a snapshot).
+  [[nodiscard]] std::size_t size() const noexcept { return count_.load(std::memory_order_relaxed); }
+
+  /// @brief The most ranges the map can hold.
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+
+ private:
   struct entry {
     std::atomic<std::uintptr_t> base{0};
     std::atomic<std::size_t> size{0};

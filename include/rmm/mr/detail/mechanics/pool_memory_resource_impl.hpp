@@ -196,8 +196,6 @@ class pool_memory_resource_impl : private device_binding,
   // Streams remembered for round-robin assignment; beyond this the table starts again (which
   // moves streams to other shards: a matter of speed, not of safety).
   static constexpr std::size_t max_assignments = 4096;
-  // Pieces each thread remembers for its frees (a thread's blocks lie in few pieces).
-  static constexpr std::size_t piece_hints = 4;
 
   static std::size_t child_limit() noexcept {
     std::size_t const hw = std::thread::hardware_concurrency();
@@ -242,9 +240,7 @@ class pool_memory_resource_impl : private device_binding,
     if (!sharded_.load(std::memory_order_acquire)) {
       return root_;
     }
-    // The thread's last few pieces first (exact: piece_map::hints says why); keyed by id_.
-    static thread_local piece_map::hints<piece_hints> hints;
-    auto const owner = hints.find(*pieces_, id_, reinterpret_cast<std::uintptr_t>(ptr));
+    auto const owner = pieces_->find(reinterpret_cast<std::uintptr_t>(ptr));
     if (!owner) {
       return root_;
     }
