@@ -5,7 +5,8 @@
  * aborts on any disagreement (addresses, released superblocks, free blocks, counters, owns()),
  * failed validate() or unexpected exception. Superblocks land anywhere in a small range: 2 MiB
  * multiples, odd sizes at odd 256-byte offsets (several starting in one chunk), the range's last
- * chunk; runs of small blocks switch superblocks to their tree and back. Misuse (double, partial,
+ * chunk; runs of small blocks switch superblocks to their tree and back; the cache size changes
+ * (as the resource changes it when streams come). Misuse (double, partial,
  * misaligned, foreign frees; overlapping or out-of-range superblocks) must throw
  * std::invalid_argument and change nothing.
  *
@@ -183,6 +184,12 @@ class driver {
     FUZZ_CHECK(arena_.owns(a) == model_.owns(a));
     FUZZ_CHECK(!arena_.owns(B - 1) && !arena_.owns(B + span_));
     FUZZ_CHECK(!arena_.describe(4).empty());
+    if (std::uint8_t const c = in.byte(); c % 4U == 0) {  // the resource changes it as streams come
+      std::size_t const cache = rmm::fuzz::cache_size(c / 4U);
+      arena_.set_cache_bytes(cache);
+      model_.set_cache_bytes(cache);
+      FUZZ_CHECK(arena_.cache_bytes() == cache);
+    }
   }
 
   // A free near a live block or anywhere in the range, shifted and sized by the input; when the

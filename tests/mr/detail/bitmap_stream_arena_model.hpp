@@ -63,6 +63,8 @@ class reference_stream_arena {
 
   explicit reference_stream_arena(std::size_t cache_bytes) : cache_bytes_{cache_bytes} {}
 
+  void set_cache_bytes(std::size_t bytes) { cache_bytes_ = bytes; }
+
   void add_superblock(std::uintptr_t base, std::size_t size) {
     sbs_.emplace(base, sb{size, 0, std::vector<std::uint8_t>(size / unit, 1)});
   }

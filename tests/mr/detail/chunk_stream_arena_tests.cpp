@@ -4,7 +4,8 @@
  * (bitmap_stream_arena_model.hpp): randomised operations with fixed seeds over superblocks of
  * 2 MiB multiples, superblocks not aligned to 2 MiB (several starting in one chunk), blocks
  * enough to switch superblocks to their tree, add/remove of superblocks and
- * release_free_superblocks; every step compares the whole observable state and validates.
+ * release_free_superblocks and cache size changes; every step compares the whole observable
+ * state and validates.
  */
 #include "bitmap_stream_arena_model.hpp"
 #include "chunk_stream_arena_test_helpers.hpp"
@@ -40,6 +41,8 @@ class harness {
       allocate();
     } else if (op < 88) {
       free_random();
+    } else if (op < 90) {
+      set_cache();
     } else if (op < 92) {
       release_all();
     } else {
@@ -125,6 +128,15 @@ class harness {
     live_.erase(it);
   }
 
+  // The resource changes the cache as streams come (arena_state::keep_bytes).
+  void set_cache() {
+    std::size_t const sizes[] = {0, 2 * SB, 16 * SB, space};
+    std::size_t const c       = sizes[pick(4)];
+    arena_.set_cache_bytes(c);
+    model_.set_cache_bytes(c);
+    REQUIRE(arena_.cache_bytes() == c);
+  }
+
   void release_all() {
     REQUIRE(arena_.release_free_superblocks() == model_.release_free_superblocks());
   }
@@ -201,4 +213,27 @@ TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena
     a.validate();
     CHECK(a.largest_free_block() == 0);
   }
+}
+
+TEST_CASE("chunk_stream_arena: a changed cache size rules the next emptied superblock",
+          "[arena][chunk]") {
+  chunk_stream_arena a{B, 8 * SB, 0};
+  CHECK(a.cache_bytes() == 0);
+  a.set_cache_bytes(2 * SB);
+  for (std::size_t i = 0; i < 3; ++i) {
+    a.add_superblock(B + i * SB, SB);
+  }
+  std::uintptr_t const p0 = *a.allocate(SB);
+  std::uintptr_t const p1 = *a.allocate(SB);
+  std::uintptr_t const p2 = *a.allocate(SB);
+  CHECK_FALSE(a.deallocate(p0, SB).has_value());  // kept: 2 MiB of a 4 MiB cache
+  CHECK_FALSE(a.deallocate(p1, SB).has_value());  // kept: the cache is full now
+  a.set_cache_bytes(SB);                          // below what is kept: those stay
+  CHECK(a.cached_bytes() == 2 * SB);
+  CHECK(a.deallocate(p2, SB) == arena::range{p2, SB});  // beyond the new size: released
+  a.set_cache_bytes(8 * SB);
+  std::uintptr_t const q = *a.allocate(SB);
+  CHECK_FALSE(a.deallocate(q, SB).has_value());
+  CHECK(a.cached_bytes() == 2 * SB);
+  a.validate();
 }

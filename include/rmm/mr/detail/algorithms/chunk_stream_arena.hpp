@@ -241,6 +241,11 @@ class chunk_stream_arena {
   [[nodiscard]] std::size_t num_free_superblocks() const noexcept { return num_empty_; }
   /// @brief Bytes of the entirely free superblocks held.
   [[nodiscard]] std::size_t cached_bytes() const noexcept { return cached_bytes_; }
+  /// @brief The cache size: how many bytes of entirely free superblocks deallocate keeps.
+  [[nodiscard]] std::size_t cache_bytes() const noexcept { return cache_bytes_; }
+  /// @brief Sets the cache size. Superblocks kept already stay (even beyond it); the size rules
+  /// the next free that empties a superblock. O(1).
+  void set_cache_bytes(std::size_t bytes) noexcept { cache_bytes_ = bytes; }
   /// @brief Number of superblocks keeping their free blocks in a tree (more than
   /// small_block_limit free blocks at some point since they were last entirely free).
   [[nodiscard]] std::size_t num_tree_superblocks() const noexcept { return num_trees_; }
