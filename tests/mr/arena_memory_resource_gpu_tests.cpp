@@ -147,19 +147,40 @@ TEST_CASE("arena: cross-stream free", "[gpu][arena]") {
   mr.deallocate(s2, big, 60 * MiB, A);
 }
 
-TEST_CASE("arena: a returned superblock is reused by another stream after the free's work",
+TEST_CASE("arena: alone, a stream keeps the superblocks it frees, even beyond 1/64 of the arena",
           "[gpu][arena]") {
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
-  std::size_t const bytes = 40 * MiB;  // a dedicated superblock: returned as soon as it is free
+  std::size_t const bytes = 40 * MiB;  // a dedicated superblock
   void* p                 = mr.allocate(s1, bytes, A);
-  rmm::test::fill_pattern(p, bytes, 77, s1.value());
-  mr.deallocate(s1, p, bytes, A);  // no synchronisation: the fill may still be running
-  void* q = mr.allocate(s2, bytes, A);
+  fill_and_check(p, bytes, 76, s1);
+  mr.deallocate(s1, p, bytes, A);
+  // Kept by s1's arena (alone, its share is the whole arena): the global arena serves another
+  // stream from the rest, after it.
+  void* q = mr.allocate(s2, 20 * MiB, A);
+  CHECK(q == static_cast<char*>(p) + bytes);
+  void* again = mr.allocate(s1, bytes, A);  // from s1's own arena
+  CHECK(again == p);
+  mr.deallocate(s1, again, bytes, A);
+  mr.deallocate(s2, q, 20 * MiB, A);
+}
+
+TEST_CASE("arena: a kept superblock is reused by another stream after the free's work",
+          "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  std::size_t const bytes = 40 * MiB;
+  void* p                 = mr.allocate(s1, bytes, A);
+  rmm::test::fill_pattern_after_delay(p, bytes, 91, 200'000'000, s1.value());  // ~200 ms
+  mr.deallocate(s1, p, bytes, A);  // kept by s1's arena, the only one: no event recorded
+  CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // the free did not wait
+  void* q = mr.allocate(s2, bytes, A);  // out of memory: every free superblock goes back
   CHECK(q == p);
-  // s2 is ordered after s1's fill: it sees the complete pattern.
-  CHECK(rmm::test::count_pattern_mismatches(q, bytes, 77, s2.value()) == 0);
+  // Taking that superblock synchronised the device: s1's fill has completed.
+  CHECK(cudaStreamQuery(s1.value()) == cudaSuccess);
+  CHECK(rmm::test::count_pattern_mismatches(q, bytes, 91, s2.value()) == 0);
   mr.deallocate(s2, q, bytes, A);
 }
 
@@ -170,17 +191,20 @@ TEST_CASE(
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
-  std::size_t const bytes = 40 * MiB;  // beyond the cache: returned on its free
+  std::size_t const bytes = 40 * MiB;
   void* p                 = mr.allocate(s1, bytes, A);
-  rmm::test::fill_pattern_after_delay(p, bytes, 91, 200'000'000, s1.value());  // ~200 ms
-  mr.deallocate(s1, p, bytes, A);  // s1's arena is the only one: no event recorded
-  CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // the free did not wait
-  void* q = mr.allocate(s2, bytes, A);
-  CHECK(q == p);
-  // Taking that superblock synchronised the device: s1's fill has completed.
+  rmm::test::fill_pattern_after_delay(p, bytes, 93, 200'000'000, s1.value());  // ~200 ms
+  mr.deallocate(s1, p, bytes, A);                                              // kept
+  // Out of memory on s1: its free superblock goes back, with no event (the only arena), and the
+  // merged range serves the larger request.
+  void* big = mr.allocate(s1, 50 * MiB, A);
+  CHECK(big == p);
+  mr.deallocate(s1, big, 50 * MiB, A);
+  CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);
+  void* small = mr.allocate(s2, KiB, A);  // the first superblock another arena takes
+  // It synchronised the device: s1's fill has completed.
   CHECK(cudaStreamQuery(s1.value()) == cudaSuccess);
-  CHECK(rmm::test::count_pattern_mismatches(q, bytes, 91, s2.value()) == 0);
-  mr.deallocate(s2, q, bytes, A);
+  mr.deallocate(s2, small, KiB, A);
 }
 
 TEST_CASE("arena: with two streams, a returned superblock is ordered by an event, not by waiting",
@@ -192,7 +216,7 @@ TEST_CASE("arena: with two streams, a returned superblock is ordered by an event
     void* small = mr.allocate(*s, KiB, A);
     mr.deallocate(*s, small, KiB, A);
   }
-  std::size_t const bytes = 40 * MiB;
+  std::size_t const bytes = 40 * MiB;  // beyond each arena's share (32 MiB): returned on its free
   void* p                 = mr.allocate(s1, bytes, A);
   rmm::test::fill_pattern_after_delay(p, bytes, 92, 300'000'000, s1.value());  // ~300 ms
   mr.deallocate(s1, p, bytes, A);  // released with s1's event
@@ -203,9 +227,9 @@ TEST_CASE("arena: with two streams, a returned superblock is ordered by an event
   mr.deallocate(s2, q, bytes, A);
 }
 
-TEST_CASE("arena: a small request takes a batch of superblocks, at most the cache",
+TEST_CASE("arena: a small request takes a batch of superblocks, at most 1/64 of the arena",
           "[gpu][arena]") {
-  // 2 GiB: the cache is 32 MiB, a batch 16 MiB. 64 MiB: the cache (and so the batch) is 4 MiB.
+  // 2 GiB: 1/64 is 32 MiB, a batch 16 MiB. 64 MiB: the batch is two superblocks, 4 MiB.
   for (auto const& sizes : {std::pair{2048 * MiB, 16 * MiB}, std::pair{64 * MiB, 4 * MiB}}) {
     std::size_t const arena = sizes.first;
     std::size_t const batch = sizes.second;

@@ -53,14 +53,17 @@ namespace rmm::mr {
  * GPU memory is divided into a global arena, per-thread arenas for default streams, and
  * per-stream arenas for non-default streams. Each arena allocates memory from the global arena in
  * chunks called superblocks (2 MiB, or the request rounded up to a multiple of 2 MiB if larger).
- * A request smaller than 16 MiB takes a batch of 8 superblocks (16 MiB, at most the arena's cache
- * of 1/64 of its size; the request alone if no batch is free) as one superblock, so that the
+ * A request smaller than 16 MiB takes a batch of 8 superblocks (16 MiB, at most 1/64 of the
+ * arena, at least 4 MiB; the request alone if no batch is free) as one superblock, so that the
  * global arena and its lock are touched rarely.
  *
  * Blocks in each arena are allocated using address-ordered first fit. When a block is freed, it
  * is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks are
- * returned to the global arena (each arena keeps entirely free superblocks totalling up to 1/64
- * of the arena, at least 4 MiB, for reuse).
+ * returned to the global arena once a stream arena's entirely free superblocks exceed its share:
+ * the arena size divided by the number of stream arenas, at least 1/64 of the arena (at least
+ * 4 MiB). A stream used alone keeps every superblock it frees; with more streams, memory one
+ * stream keeps reaches another only on that stream's out-of-memory path (step 2 below, one
+ * device synchronisation), so give each stream of a many-stream program its own headroom.
  *
  * The global arena is one upstream allocation of fixed size made at construction; it never grows.
  * Sizes are rounded up to 256 bytes; every block is 256-byte aligned. The stream-ordering

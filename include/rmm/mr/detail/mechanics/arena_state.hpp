@@ -157,6 +157,9 @@ class arena_state : private device_binding {
       if (stream_arena_state* a = find_arena(key); a != nullptr) {
         std::unique_lock<std::mutex> lock{a->mutex};
         if (a->host.owns(p)) {
+          if (std::size_t const keep = keep_bytes(); a->host.cache_bytes() != keep) {
+            a->host.set_cache_bytes(keep);  // the share shrank: another stream arena came
+          }
           if (auto const released = a->host.deallocate(p, sz); released) {
             give_back(*a, {*released});
           }
@@ -177,18 +180,25 @@ class arena_state : private device_binding {
   [[nodiscard]] std::size_t arena_size() const noexcept { return global_->size(); }
 
   /// @brief Bytes one stream arena takes from the global arena at once for a request smaller
-  /// than it: 8 superblocks (16 MiB), at most cache_bytes() so that a batch stays cached when it
+  /// than it: 8 superblocks (16 MiB), at most keep_floor() so that a batch stays kept when it
   /// becomes free. One acquisition (one global lock) then serves many small requests.
   [[nodiscard]] std::size_t batch_bytes() const noexcept {
     return std::max(arena::superblock_size,
                     std::min(batch_superblocks * arena::superblock_size,
-                             cache_bytes() / arena::superblock_size * arena::superblock_size));
+                             keep_floor() / arena::superblock_size * arena::superblock_size));
   }
 
-  /// @brief Bytes of entirely free superblocks each stream arena keeps: 1/64 of the arena, at
-  /// least two standard superblocks.
-  [[nodiscard]] std::size_t cache_bytes() const noexcept {
+  /// @brief The least keep_bytes(): 1/64 of the arena, at least two standard superblocks.
+  [[nodiscard]] std::size_t keep_floor() const noexcept {
     return std::max(arena::default_cache_bytes, global_->size() / 64);
+  }
+
+  /// @brief Bytes of entirely free superblocks each stream arena keeps (its cache): an equal
+  /// share of the arena, arena_size() / the number of stream arenas, at least keep_floor(). One
+  /// stream alone keeps everything it frees. A stream arena reads the share on each free; the
+  /// superblocks it kept under a larger share stay until they are used again or memory runs out.
+  [[nodiscard]] std::size_t keep_bytes() const noexcept {
+    return keep_bytes_.load(std::memory_order_relaxed);
   }
 
  private:
@@ -243,8 +253,8 @@ class arena_state : private device_binding {
       std::unique_lock<std::shared_mutex> lock{stream_map_mutex_};
       auto& slot = streams_[key];
       if (!slot) {
-        auto fresh =
-            std::make_unique<stream_arena_state>(global_->base(), global_->size(), cache_bytes());
+        std::size_t const keep = std::max(keep_floor(), global_->size() / (by_id_.size() + 1));
+        auto fresh = std::make_unique<stream_arena_state>(global_->base(), global_->size(), keep);
         fresh->key = key;
         // by_id_ changes only here, under stream_map_mutex_ (held): reading its size is safe.
         // Leaving the one-arena mode: the first arena's superblocks enter the owner map, under
@@ -260,6 +270,7 @@ class arena_state : private device_binding {
         }
         fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);
         by_id_.push_back(fresh.get());
+        keep_bytes_.store(keep, std::memory_order_relaxed);
         slot = std::move(fresh);
       }
       a = slot.get();
@@ -514,6 +525,8 @@ class arena_state : private device_binding {
   bool unordered_releases_{false};
   // Superblocks a stream arena takes at once for a small request (see try_allocate): 16 MiB.
   static constexpr std::size_t batch_superblocks = 8;
+  // keep_bytes(): written under stream_map_mutex_ when a stream arena is created; read by frees.
+  std::atomic<std::size_t> keep_bytes_{0};
 };
 
 /// @brief Shared state of arena_memory_resource. Not for direct use.
