@@ -127,11 +127,8 @@ double run_threads(mgpu_fixture<Resource>& fx,
         }
         rb::workload_params const params{
             num, max_mib, 16000 / per_device, 1234U + static_cast<unsigned>(t)};
-        // The list on the thread's stack for the run (multithread_bench.cpp says why).
-        rb::live_list live = std::move(fx.live[t]);
-        thread_failures[t] =
-            rb::random_workload(*fx.mrs[d], cuda::stream_ref{fx.streams[t]}, params, live);
-        fx.live[t] = std::move(live);
+        thread_failures[t] = rb::random_workload_on_own_list(
+            *fx.mrs[d], cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
       },
       &start);
   sync_devices(gpus);

@@ -57,12 +57,8 @@ double run_threads(mt_fixture<Resource>& fx,
       [&](std::size_t t) {
         rb::workload_params const params{
             num, max_mib, 16000 / threads, 1234U + static_cast<unsigned>(t)};
-        // The list moves to the thread's stack for the run: the threads' vectors sit side by side
-        // in fx.live, and the header each push and pop writes would share cache lines.
-        rb::live_list live = std::move(fx.live[t]);
-        thread_failures[t] =
-            rb::random_workload(*fx.mr, cuda::stream_ref{fx.streams[t]}, params, live);
-        fx.live[t] = std::move(live);
+        thread_failures[t] = rb::random_workload_on_own_list(
+            *fx.mr, cuda::stream_ref{fx.streams[t]}, params, fx.live[t]);
       },
       &released);
   rb::device_sync();

@@ -258,18 +258,17 @@ def mt_table(results, peers, family="mt"):
         "best of ours", "best, with start", "torch-mt (with start)", "best ÷ torch"]
     rows = []
     for t, n, mib in grid:
-        line, values = [t, f"{n:,}", mib], {}
+        line, values, found = [t, f"{n:,}", mib], {}, {}
         for res in resources:
-            text, v = cell(results.find(family, res, T=t, n=n, max=mib), "Mops_per_s")
-            values[res] = v
+            found[res] = results.find(family, res, T=t, n=n, max=mib)
+            text, values[res] = cell(found[res], "Mops_per_s")
             line.append(text)
         torch = torch_mt.get((t, n, mib))
         best = max(((values[r], r) for r in ours if values.get(r) is not None), default=(None, None))
         with_start = None
         if best[1]:
             # Older runs have no such counter: their Mops_per_s was timed with the start.
-            _, with_start = cell(results.find(family, best[1], T=t, n=n, max=mib),
-                                 "Mops_per_s_with_start")
+            _, with_start = cell(found[best[1]], "Mops_per_s_with_start")
             with_start = best[0] if with_start is None else with_start
         line += [f"{best[1]} {fmt(best[0])}" if best[1] else DASH, fmt(with_start), fmt(torch),
                  ratio(with_start, torch)]
