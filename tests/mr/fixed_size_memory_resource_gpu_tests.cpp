@@ -23,6 +23,11 @@ using rmm::mr::cuda_memory_resource;
 using rmm::mr::fixed_size_memory_resource;
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
+
+void fill_and_check_block(void* p, std::size_t bytes, rmm::cuda_stream_view s) {
+  rmm::test::fill_pattern(p, bytes, 31, s.value());
+  CHECK(rmm::test::count_pattern_mismatches(p, bytes, 31, s.value()) == 0);
+}
 }  // namespace
 
 TEST_CASE("fixed_size: defaults, rounding and bad arguments", "[gpu][fixed_size]") {
@@ -105,6 +110,38 @@ TEST_CASE("fixed_size: reuse from another stream waits for the freeing stream's 
   CHECK(rmm::test::count_pattern_mismatches(b, MiB, 20, s2.value()) == 0);
   mr.deallocate(s2, b, MiB, 256);
   mr.deallocate(s2, theirs, MiB, 256);
+}
+
+TEST_CASE("fixed_size: with two streams, an allocation under the shared lock prefetches 16 blocks",
+          "[gpu][fixed_size]") {
+  constexpr std::size_t bs = 64 * KiB;
+  fixed_size_memory_resource mr{cuda_memory_resource{}, bs, 64};  // one chunk, handed out in order
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  auto* const first = static_cast<char*>(mr.allocate(s2, bs, 256));  // alone: no prefetch
+  void* a           = mr.allocate(s1, bs, 256);  // two streams: block 1, and 2..17 to s1's batch
+  CHECK(a == first + bs);
+  CHECK(mr.free_blocks() == 62);       // prefetched blocks still count as free
+  void* b = mr.allocate(s2, bs, 256);  // past s1's prefetched blocks; 19..34 to s2's batch
+  CHECK(b == first + 18 * bs);
+  std::vector<void*> mine{a};
+  for (int i = 0; i < 16; ++i) {  // from s1's batch, most recent first
+    auto* const p = static_cast<char*>(mr.allocate(s1, bs, 256));
+    CHECK(p == first + static_cast<std::ptrdiff_t>(17 - i) * static_cast<std::ptrdiff_t>(bs));
+    mine.push_back(p);
+  }
+  mine.push_back(mr.allocate(s1, bs, 256));  // the batch is empty: the shared lock again
+  CHECK(mine.back() == first + 35 * bs);
+  for (void* p : mine) {
+    fill_and_check_block(p, bs, s1);
+  }
+  for (void* p : mine) {
+    mr.deallocate(s1, p, bs, 256);
+  }
+  mr.deallocate(s2, b, bs, 256);
+  mr.deallocate(s2, first, bs, 256);
+  CHECK(mr.free_blocks() == 64);
+  CHECK(mr.capacity_blocks() == 64);
 }
 
 TEST_CASE("fixed_size: blocks freed while one stream was alone are reused, not grown past",

@@ -5,40 +5,24 @@
  * synchronise-and-coalesce step. The free-list algorithms themselves are host structures
  * (tlsf_free_list, fixed_size_free_list) reached through the derived class.
  *
- * Stream contract (documented on every resource that uses this core):
- * - A block freed on stream S goes to S's free list. A later allocation on S may take it at once,
- *   with no CUDA call: stream order already puts the new user's work after the old one's.
- * - Memory never handed out belongs to no stream and is taken by any stream without ordering.
- * - An allocation on S that its own list cannot serve takes a block from the free list of another
- *   stream O that can serve it, after making S wait (cudaStreamWaitEvent) on O's event; the
- *   pool also moves the rest of that free block to S, which the wait has made safe there (S's
- *   event is then recorded on S, so that it follows the wait).
- *   Invariant: while O's slot is `covered`, the last record of O's event was made, on O, after
- *   every block now in O's free list was freed or moved there. Every path that puts a block into
- *   O's list records first (or, single stream, marks the slot uncovered). The event stays valid
- *   after O is destroyed. A resource used from a single stream records nothing: the common
- *   single-stream program pays no CUDA call at all. When a second stream first needs blocks that
- *   the only stream freed without a record, the core synchronises the device once and turns every
- *   free block into memory owned by no stream.
- * - Frees with two or more streams (stream_ordered_core.md has the argument): a free of at most
- *   `batch_max_block` bytes goes into the freeing stream's batch (a free_batch under that
- *   stream's own lock), with no CUDA call and no shared lock. When the batch is full the freeing
- *   thread records the stream's event on the stream, from its own thread (which keeps per-thread
- *   default streams correct), then returns the whole batch under the shared lock: one event
- *   record and one shared-lock hold per batch. Blocks in a batch are invisible to other streams
- *   (no event covers them yet); their own stream takes one back when the size matches exactly,
- *   and returns its whole batch (recording its event) before the pool grows for it. A device
- *   synchronisation (the last resort, release(), teardown) empties every batch into memory
- *   owned by no stream.
- * - Only when neither the other streams' lists nor growth from upstream can serve a request does
- *   the core synchronise the device, merge every list (which coalesces neighbours that different
- *   streams freed), give fully free upstream chunks back, grow once more, and retry once; then
- *   it throws rmm::out_of_memory.
- * - Streams may be destroyed at any time after their last use with the resource, with one
- *   hazard that every allocator keyed by stream handle shares: CUDA may give a new stream the
- *   handle of a destroyed one, and the new stream then reuses, with no ordering, blocks that the
- *   old one freed. If kernels using such blocks may still be running, synchronise the stream
- *   before destroying it.
+ * Stream contract (documented on every resource that uses this core; the protocol, its invariant
+ * and the argument are in stream_ordered_core.md):
+ * - A block freed on stream S goes to S's free list (with two or more streams, first to S's batch
+ *   of up to 32 small frees, under S's own lock, with no CUDA call). S may take its own blocks
+ *   at once: stream order puts its new work after the old. Memory never handed out belongs to no
+ *   stream and is taken by any stream without ordering.
+ * - Another stream O takes S's blocks only after cudaStreamWaitEvent(O, S's event). Invariant:
+ *   while S's slot is `covered`, the last record of S's event was made, on S, after every block
+ *   now in S's list was freed or moved there. A full batch is recorded (by the freeing thread,
+ *   which keeps per-thread default streams correct), then returned under the shared lock. Blocks
+ *   in a batch are in no list, so no other stream sees them. A single-stream resource records
+ *   nothing; a second stream that needs the first one's blocks synchronises the device once.
+ * - When neither the lists nor growth serve a request, the core synchronises the device, empties
+ *   every batch, merges every list, gives fully free upstream chunks back, grows once more and
+ *   retries once; then it throws rmm::out_of_memory.
+ * - Streams may be destroyed after their last use, with the hazard every allocator keyed by
+ *   stream handle shares: a new stream given a destroyed one's handle reuses its blocks with no
+ *   ordering, so synchronise a stream before destroying it if kernels may still use its blocks.
  */
 #pragma once
 
@@ -116,6 +100,9 @@ class stream_ordered_core {
   ~stream_ordered_core() { destroy_events(); }
 
  protected:
+  // Blocks of one size only: Derived hides this with a positive count (fixed_size), see prefetch.
+  static constexpr std::size_t prefetch_blocks = 0;
+
   // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
   void* allocate_on(cuda::stream_ref stream, std::size_t requested, std::size_t rounded) {
     stream_key const key = stream_key::of(stream);
@@ -127,6 +114,9 @@ class stream_ordered_core {
     std::unique_lock<spin_mutex> lock(mtx_);
     tag_t const tag = slot_of(key);
     if (auto p = derived().try_allocate(rounded, tag)) {
+      if constexpr (Derived::prefetch_blocks > 0) {
+        prefetch(key, rounded, tag);
+      }
       return *p;
     }
     return allocate_slow(std::move(lock), stream, key, requested, rounded, tag);
@@ -143,6 +133,9 @@ class stream_ordered_core {
                                         std::size_t rounded,
                                         tag_t tag) {
     if (auto p = from_unowned(rounded, tag)) {
+      if constexpr (Derived::prefetch_blocks > 0) {
+        prefetch(key, rounded, tag);
+      }
       return *p;
     }
     if (auto p = from_other_streams(key, rounded, tag)) {
@@ -275,9 +268,8 @@ class stream_ordered_core {
         out << " (per-thread, thread " << slots_[t]->key.owner << ")";
       }
       out << ": " << derived().tag_free_bytes(static_cast<tag_t>(t)) << " free";
-      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);  // order: shared lock, then slot
-      if (!slots_[t]->batch.empty()) {
-        out << " (+" << slots_[t]->batch.bytes() << " in its batch)";
+      if (std::size_t const b = slots_[t]->locked_batch_bytes(); b != 0) {  // shared, then slot
+        out << " (+" << b << " in its batch)";
       }
     }
     return out.str();
@@ -307,6 +299,22 @@ class stream_ordered_core {
   }
 
   void remember(stream_key const& key, slot* s) noexcept { cache().remember(id_, key, s); }
+
+  // With two or more streams, after an allocation for `key` from its own list or unowned memory
+  // (shared lock held): up to Derived::prefetch_blocks more blocks from its own list into its
+  // batch, never filling it. Why this is safe: stream_ordered_core.md, "Prefetch".
+  [[gnu::noinline]] void prefetch(stream_key const& key, std::size_t size, tag_t tag) noexcept {
+    if (tag == 0 || size > batch_max_block || !batching_.load(std::memory_order_relaxed)) {
+      return;
+    }
+    slot& s = *slots_[tag];
+    std::lock_guard<spin_mutex> slot_lock(s.mtx);  // order: shared lock, then slot
+    if (s.key == key) {
+      std::size_t const n = s.prefetch(
+          Derived::prefetch_blocks, size, [&] { return derived().try_allocate(size, tag); });
+      batched_bytes_.fetch_add(n * size, std::memory_order_relaxed);
+    }
+  }
 
   // A block of exactly `size` bytes from the stream's own batch: safe at once (stream order).
   std::optional<void*> from_own_batch(stream_key const& key, std::size_t size) noexcept {

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace rmm::mr::detail {
 
@@ -45,6 +46,28 @@ struct stream_slot {
       cudaGetLastError();
       cudaStreamSynchronize(k.handle);
     }
+  }
+
+  /// Moves up to @p most blocks of @p size, each from `take()` (an optional<void*>; stops at the
+  /// first nullopt), into the batch, never filling it (a full batch is for the free that fills
+  /// it to return). Caller holds `mtx`. @return how many blocks moved.
+  template <class Take>
+  std::size_t prefetch(std::size_t most, std::size_t size, Take&& take) noexcept {
+    std::size_t n = 0;
+    for (; n < most && batch.size() + 1 < batch_blocks && batch.bytes() + size < batch_bytes; ++n) {
+      auto const p = take();
+      if (!p) {
+        break;
+      }
+      static_cast<void>(batch.push(*p, size));  // not full: the loop's condition
+    }
+    return n;
+  }
+
+  /// Bytes in the batch, read under `mtx` (taken here).
+  std::size_t locked_batch_bytes() noexcept {
+    std::lock_guard<spin_mutex> lock(mtx);
+    return batch.bytes();
   }
 
   stream_key key{};
