@@ -38,7 +38,8 @@ inline constexpr std::size_t minimum_arena_size = superblock_size;
 
 /// @brief Default number of bytes of entirely free superblocks a stream arena keeps for reuse
 /// (two standard superblocks); a superblock that would exceed it goes back to the global arena as
-/// soon as it is free. arena_memory_resource raises it to 1/64 of the arena (see arena.md).
+/// soon as it is free. arena_memory_resource raises it to an equal share of the arena, at least
+/// 1/64 of it (see arena.md).
 inline constexpr std::size_t default_cache_bytes = 2 * superblock_size;
 
 /**
