@@ -46,6 +46,19 @@ void fill_and_check(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_
   CHECK(rmm::test::count_pattern_mismatches(ptr, bytes, seed, s.value()) == 0);
 }
 
+// Allocates `bytes` on `s`, enqueues a fill with `seed` that starts after about `delay_ms`, and
+// frees the block at once (no wait): the fill is still pending when the free returns.
+void* fill_late_and_free(arena_memory_resource& mr,
+                         rmm::cuda_stream const& s,
+                         std::size_t bytes,
+                         std::uint32_t seed,
+                         std::uint64_t delay_ms = 200) {
+  void* p = mr.allocate(s, bytes, A);
+  rmm::test::fill_pattern_after_delay(p, bytes, seed, delay_ms * 1'000'000, s.value());
+  mr.deallocate(s, p, bytes, A);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("arena: concepts, copies share state", "[gpu][arena]") {
@@ -172,9 +185,7 @@ TEST_CASE("arena: a kept superblock is reused by another stream after the free's
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
   std::size_t const bytes = 40 * MiB;
-  void* p                 = mr.allocate(s1, bytes, A);
-  rmm::test::fill_pattern_after_delay(p, bytes, 91, 200'000'000, s1.value());  // ~200 ms
-  mr.deallocate(s1, p, bytes, A);  // kept by s1's arena, the only one: no event recorded
+  void* p = fill_late_and_free(mr, s1, bytes, 91);          // kept by s1's arena, alone: no event
   CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // the free did not wait
   void* q = mr.allocate(s2, bytes, A);  // out of memory: every free superblock goes back
   CHECK(q == p);
@@ -191,10 +202,7 @@ TEST_CASE(
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
-  std::size_t const bytes = 40 * MiB;
-  void* p                 = mr.allocate(s1, bytes, A);
-  rmm::test::fill_pattern_after_delay(p, bytes, 93, 200'000'000, s1.value());  // ~200 ms
-  mr.deallocate(s1, p, bytes, A);                                              // kept
+  void* p = fill_late_and_free(mr, s1, 40 * MiB, 93);  // kept
   // Out of memory on s1: its free superblock goes back, with no event (the only arena), and the
   // merged range serves the larger request.
   void* big = mr.allocate(s1, 50 * MiB, A);
@@ -217,10 +225,8 @@ TEST_CASE("arena: with two streams, a returned superblock is ordered by an event
     mr.deallocate(*s, small, KiB, A);
   }
   std::size_t const bytes = 40 * MiB;  // beyond each arena's share (32 MiB): returned on its free
-  void* p                 = mr.allocate(s1, bytes, A);
-  rmm::test::fill_pattern_after_delay(p, bytes, 92, 300'000'000, s1.value());  // ~300 ms
-  mr.deallocate(s1, p, bytes, A);  // released with s1's event
-  void* q = mr.allocate(s2, bytes, A);
+  void* p                 = fill_late_and_free(mr, s1, bytes, 92, 300);  // released with s1's event
+  void* q                 = mr.allocate(s2, bytes, A);
   CHECK(q == p);
   CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // no host wait: s2 waits on the event
   CHECK(rmm::test::count_pattern_mismatches(q, bytes, 92, s2.value()) == 0);
