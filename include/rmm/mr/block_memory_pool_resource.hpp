@@ -221,6 +221,8 @@ class block_memory_pool_resource_impl
  * before giving up. Host code that touches pinned or system blocks must synchronise the allocating
  * stream first, as with any stream-ordered allocation. Streams on which blocks were freed must be
  * synchronised before they are destroyed if kernels still using those blocks may be running.
+ * With two or more streams a stream sets aside up to 16 free blocks ahead of its allocations, as
+ * fixed_size_memory_resource does (stream_ordered_core.md, "Prefetch").
  *
  * Properties: device_accessible. Pinned and system blocks are also host accessible, but the
  * property is not declared because device blocks are not (check storage()). storage_type::system

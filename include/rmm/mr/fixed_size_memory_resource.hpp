@@ -209,7 +209,11 @@ class fixed_size_memory_resource_impl
  *
  * Stream semantics as for pool_memory_resource (see detail/mechanics/stream_ordered_core.hpp): a
  * block freed on a stream is reused on that stream at once; other streams take it after an event
- * wait. When every block is in use and a new chunk cannot be had, rmm::out_of_memory's report()
+ * wait. With two or more streams, an allocation that takes the shared lock also sets aside up to
+ * 16 more free blocks (under 8 MiB) for its stream, so that its next allocations need only that
+ * stream's own lock; other streams reach them once they return to the stream's list, or when
+ * memory runs out (detail/mechanics/stream_ordered_core.md, "Prefetch"). free_blocks() counts
+ * them. When every block is in use and a new chunk cannot be had, rmm::out_of_memory's report()
  * gives the request, the bytes held (reserved), used and free, the largest request a free block
  * serves, the stream, the device, and as reason the upstream's failure.
  *
