@@ -8,10 +8,11 @@
  * A missing byte reads as zero, so every input is a valid program.
  *
  * Owner tags (streams): blocks are popped and pushed with a tag the input picks from a small set,
- * and retag moves whole stacks. The model mirrors the documented rules: one LIFO stack per tag;
- * pop(t) takes the top of t's stack, else the next never-handed-out block of the most recently
- * added chunk that still has one (fresh blocks belong to no tag), else nothing, even when other
- * tags hold blocks; retag(from, to) puts `from`'s stack, in order, below `to`'s.
+ * and retag moves whole stacks (retag_newest, the newest k blocks). The model mirrors the
+ * documented rules: one LIFO stack per tag; pop(t) takes the top of t's stack, else the next
+ * never-handed-out block of the most recently added chunk that still has one (fresh blocks belong
+ * to no tag), else nothing, even when other tags hold blocks; retag(from, to) puts `from`'s stack,
+ * in order, below `to`'s (retag_newest only its newest k blocks).
  */
 #include "fuzz_input.hpp"
 
@@ -182,24 +183,32 @@ class driver {
     stacks_.at(t).push_back(p);
   }
 
+  // Whole stacks (retag) or the newest k blocks (retag_newest, k from the input's next byte when
+  // its low bit is set).
   void retag(reader& in) {
     tag_t const from           = read_tag(in);
     tag_t const to             = read_tag(in);
+    std::uint8_t const k_byte  = in.byte();
+    bool const newest          = (k_byte & 1U) != 0;
+    std::size_t const k        = newest ? std::size_t{k_byte} >> 1U : all_blocks;
     auto& src                  = stacks_.at(from);
     auto& dst                  = stacks_.at(to);
-    std::size_t const expected = from == to ? 0 : src.size();
+    std::size_t const expected = from == to ? 0 : std::min(k, src.size());
     tags_.passed(from);
     tags_.passed(to);
-    FUZZ_CHECK(list_.retag(from, to) == expected);
+    FUZZ_CHECK((newest ? list_.retag_newest(from, to, k) : list_.retag(from, to)) == expected);
     if (expected == 0) {
       return;
     }
     tags_.used(to);
-    // `from`'s blocks go below `to`'s own, keeping their order: `to` pops its own blocks first,
-    // then `from`'s, most recent first.
-    dst.insert(dst.begin(), src.begin(), src.end());
-    src.clear();
+    // `from`'s newest blocks go below `to`'s own, keeping their order: `to` pops its own blocks
+    // first, then `from`'s, most recent first.
+    auto const first = src.end() - static_cast<std::ptrdiff_t>(expected);
+    dst.insert(dst.begin(), first, src.end());
+    src.erase(first, src.end());
   }
+
+  static constexpr std::size_t all_blocks = std::numeric_limits<std::size_t>::max();
 
   void query(reader& in) {
     std::uintptr_t const p = any_address(in);

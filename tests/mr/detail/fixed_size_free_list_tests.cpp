@@ -83,14 +83,16 @@ class reference_model {
     stacks_[t].push_back(p);
   }
 
-  void retag(std::size_t from, std::size_t to) {
+  // The newest n blocks of `from` (all if fewer), in order, below `to`'s own.
+  void retag(std::size_t from, std::size_t to, std::size_t n = static_cast<std::size_t>(-1)) {
     if (from == to) {
       return;
     }
-    auto& src = stacks_[from];
-    auto& dst = stacks_[to];
-    dst.insert(dst.begin(), src.begin(), src.end());
-    src.clear();
+    auto& src        = stacks_[from];
+    auto& dst        = stacks_[to];
+    auto const first = src.end() - static_cast<std::ptrdiff_t>(std::min(n, src.size()));
+    dst.insert(dst.begin(), first, src.end());
+    src.erase(first, src.end());
   }
 
   [[nodiscard]] std::size_t stacked(std::size_t t) const { return stacks_[t].size(); }
@@ -200,7 +202,14 @@ class random_run {
   void retag() {
     std::size_t const from = pick_tag();
     std::size_t const to   = pick_tag();
-    std::size_t const n    = from == to ? 0 : model_.stacked(from);
+    if (pick(2) == 0) {  // the newest k only (a stream adopting part of another's blocks)
+      std::size_t const k = pick(8);
+      std::size_t const n = from == to ? 0 : std::min(k, model_.stacked(from));
+      REQUIRE(list_.retag_newest(static_cast<tag_t>(from), static_cast<tag_t>(to), k) == n);
+      model_.retag(from, to, k);
+      return;
+    }
+    std::size_t const n = from == to ? 0 : model_.stacked(from);
     REQUIRE(list_.retag(static_cast<tag_t>(from), static_cast<tag_t>(to)) == n);
     model_.retag(from, to);
   }
@@ -322,6 +331,32 @@ TEST_CASE("fixed_size_free_list hands out fresh blocks in address order, then LI
   list.add_chunk(0x9000, 1);
   REQUIRE(list.pop() == std::optional<std::uintptr_t>{0x9000});
   REQUIRE(list.capacity() == 5);
+  REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("fixed_size_free_list moves a tag's newest blocks below another tag's", "[detail]") {
+  fixed_size_free_list list{0x100};
+  list.add_chunk(0x1000, 6);
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE(list.pop().has_value());
+  }
+  for (std::uintptr_t p : {0x1000U, 0x1100U, 0x1200U, 0x1300U}) {
+    list.push(p, 1);
+  }
+  list.push(0x1400, 2);
+  REQUIRE(list.retag_newest(1, 2, 2) == 2);  // 0x1200 and 0x1300, below tag 2's own
+  REQUIRE(list.stacked(1) == 2);
+  REQUIRE(list.stacked(2) == 3);
+  REQUIRE(list.pop(2) == std::optional<std::uintptr_t>{0x1400});
+  REQUIRE(list.pop(2) == std::optional<std::uintptr_t>{0x1300});
+  REQUIRE(list.pop(2) == std::optional<std::uintptr_t>{0x1200});
+  REQUIRE(list.retag_newest(1, 1, 5) == 0);  // onto itself: nothing moves
+  REQUIRE(list.retag_newest(1, 3, 0) == 0);
+  REQUIRE(list.retag_newest(1, 3, 9) == 2);  // more than it has: all, to a new tag
+  REQUIRE(list.stacked(1) == 0);
+  REQUIRE(list.pop(3) == std::optional<std::uintptr_t>{0x1100});
+  REQUIRE(list.pop(3) == std::optional<std::uintptr_t>{0x1000});
+  REQUIRE(list.empty());
   REQUIRE_NOTHROW(list.validate());
 }
 

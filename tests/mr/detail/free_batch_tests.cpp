@@ -1,13 +1,15 @@
 /**
  * @file free_batch_tests.cpp
  * @brief Tests of free_batch (a stream's batch of frees in the stream-ordered core): fullness by
- * count and by bytes, exact-size take-back (most recent first, the others kept in order), and
- * randomised push / take sequences against a plain vector model.
+ * count and by bytes (and ahead of a push), exact-size take-back (most recent first, the others
+ * kept in order), taking the oldest blocks only, and randomised push / take sequences against a
+ * plain vector model.
  */
 #include <rmm/mr/detail/algorithms/free_batch.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +78,34 @@ TEST_CASE("free_batch: take_exact takes the most recent block of that size", "[f
         std::vector<std::pair<void*, std::size_t>>{{at(0x200), 512}, {at(0x400), 1024}});
 }
 
+TEST_CASE("free_batch: take_oldest returns the oldest blocks and keeps the newest in order",
+          "[free_batch]") {
+  free_batch<4> b;
+  b.push(at(0x100), 256);
+  b.push(at(0x200), 512);
+  b.push(at(0x300), 256);
+  CHECK_FALSE(b.full_after(256));  // three of four: the fourth would fill it
+  CHECK(b.push(at(0x400), 1024));
+  std::array<free_batch<4>::block, 4> out{};
+  CHECK(b.take_oldest(2, out) == 2);
+  CHECK(out[0].ptr == at(0x100));
+  CHECK(out[1].ptr == at(0x200));
+  CHECK(out[1].size == 512);
+  CHECK(b.size() == 2);
+  CHECK(b.bytes() == 256 + 1024);
+  CHECK_FALSE(b.full());
+  CHECK(b.take_oldest(0, out) == 0);
+  CHECK(b.take_oldest(9, out) == 2);  // more than it holds: all
+  CHECK(out[0].ptr == at(0x300));
+  CHECK(out[1].ptr == at(0x400));
+  CHECK(b.empty());
+  CHECK(b.bytes() == 0);
+  free_batch<32> by_bytes{1000};
+  by_bytes.push(at(0x100), 600);
+  CHECK(by_bytes.full_after(400));  // would reach the byte limit
+  CHECK_FALSE(by_bytes.full_after(399));
+}
+
 TEST_CASE("free_batch: random pushes and takes agree with a vector model", "[free_batch]") {
   for (unsigned seed = 1; seed <= 20; ++seed) {
     std::mt19937_64 rng{seed};
@@ -90,17 +120,30 @@ TEST_CASE("free_batch: random pushes and takes agree with a vector model", "[fre
         case 0:
         case 1: {
           if (b.full()) {
-            CHECK(contents(b) == model);
-            model.clear();
+            if (rng() % 2 == 0) {
+              CHECK(contents(b) == model);
+              model.clear();
+            } else {  // return the oldest k, keep the rest (a one-size resource's full batch)
+              std::size_t const k = rng() % (cap + 2);
+              std::array<free_batch<cap>::block, cap> out{};
+              std::size_t const n = b.take_oldest(k, out);
+              REQUIRE(n == std::min(k, model.size()));
+              for (std::size_t i = 0; i < n; ++i) {
+                REQUIRE(out[i].ptr == model[i].first);
+                REQUIRE(out[i].size == model[i].second);
+              }
+              model.erase(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(n));
+            }
             break;
           }
-          model.emplace_back(at(next), size);
-          next += 0x1000;
-          std::size_t bytes = 0;
+          std::size_t bytes = size;
           for (auto const& m : model) {
             bytes += m.second;
           }
-          bool const full = model.size() == cap || (limit != 0 && bytes >= limit);
+          bool const full = model.size() + 1 == cap || (limit != 0 && bytes >= limit);
+          REQUIRE(b.full_after(size) == full);
+          model.emplace_back(at(next), size);
+          next += 0x1000;
           REQUIRE(b.push(model.back().first, size) == full);
           break;
         }

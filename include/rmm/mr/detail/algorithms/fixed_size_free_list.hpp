@@ -140,13 +140,24 @@ class fixed_size_free_list {
   }
 
   /**
-   * @brief Moves every block pushed with tag @p from onto the stack of @p to (after its own
-   * blocks). O(blocks moved).
+   * @brief Moves every block pushed with tag @p from onto the stack of @p to (below its own
+   * blocks). O(blocks of both).
    * @return The number of blocks moved.
    * @throws std::bad_alloc if the stack cannot grow; the list is then unchanged.
    */
   std::size_t retag(tag_t from, tag_t to) {
-    if (from == to || from >= stacks_.size() || stacks_[from].empty()) {
+    return retag_newest(from, to, std::numeric_limits<std::size_t>::max());
+  }
+
+  /**
+   * @brief Moves the @p n blocks most recently pushed with tag @p from (all if it has fewer),
+   * in their order, below the blocks of @p to: `to` pops its own blocks first. O(blocks of
+   * `to` plus blocks moved).
+   * @return The number of blocks moved.
+   * @throws std::bad_alloc if the stack cannot grow; the list is then unchanged.
+   */
+  std::size_t retag_newest(tag_t from, tag_t to, std::size_t n) {
+    if (from == to || from >= stacks_.size() || stacks_[from].empty() || n == 0) {
       return 0;
     }
     if (to >= stacks_.size()) {
@@ -154,9 +165,10 @@ class fixed_size_free_list {
     }
     auto& src               = stacks_[from];
     auto& dst               = stacks_[to];
-    std::size_t const moved = src.size();
-    dst.insert(dst.begin(), src.begin(), src.end());  // older blocks below: LIFO order kept
-    src.clear();
+    std::size_t const moved = n < src.size() ? n : src.size();
+    auto const first        = src.end() - static_cast<std::ptrdiff_t>(moved);
+    dst.insert(dst.begin(), first, src.end());  // older blocks below: LIFO order kept
+    src.erase(first, src.end());
     return moved;
   }
 
@@ -268,10 +280,10 @@ class fixed_size_free_list {
                                     by_base_.end(),
                                     base,
                                     [](std::uintptr_t b, auto const& e) { return b < e.first; })
-                 : std::lower_bound(by_base_.begin(),
-                                    by_base_.end(),
-                                    base,
-                                    [](auto const& e, std::uintptr_t b) { return e.first < b; });
+                 : std::lower_bound(
+                       by_base_.begin(), by_base_.end(), base, [](auto const& e, std::uintptr_t b) {
+                         return e.first < b;
+                       });
   }
 
   [[nodiscard]] std::size_t chunk_containing(std::uintptr_t ptr) const noexcept {
@@ -385,8 +397,8 @@ class fixed_size_free_list {
   // in a profile on the GPU machine);
   // inserting shifts the vector, but chunks are added only when the resource grows.
   std::vector<std::pair<std::uintptr_t, std::size_t>> by_base_;
-  std::vector<std::vector<entry>> stacks_;         // pushed blocks per tag, LIFO
-  std::vector<std::size_t> fresh_;                 // chunks with never-handed-out blocks
+  std::vector<std::vector<entry>> stacks_;  // pushed blocks per tag, LIFO
+  std::vector<std::size_t> fresh_;          // chunks with never-handed-out blocks
   std::size_t capacity_{};
   std::size_t free_count_{};
 };

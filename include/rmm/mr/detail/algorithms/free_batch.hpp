@@ -18,8 +18,10 @@ namespace rmm::mr::detail {
  * @brief Up to `Capacity` blocks (address, size) freed on one stream and not yet returned to the
  * shared free list.
  *
- * A batch is full when it holds `Capacity` blocks or at least `byte_limit` bytes; the caller
- * then takes every block out (`take_all`) and returns them under the shared lock. A block of
+ * A batch is full when it holds `Capacity` blocks or at least `byte_limit` bytes (a limit of 0:
+ * blocks only); the caller then takes every block out (`take_all`), or the oldest ones
+ * (`take_oldest`, keeping the newest for its own stream), and returns them under the shared
+ * lock. A block of
  * exactly the size asked can be taken back by its own stream (`take_exact`), most recently
  * freed first: stream order makes that safe with no ordering call.
  *
@@ -61,13 +63,27 @@ class free_batch {
 
   /// @brief Moves every block into @p out (which must hold `Capacity`); @return how many.
   std::size_t take_all(std::array<block, Capacity>& out) noexcept {
-    std::size_t const n = count_;
+    return take_oldest(count_, out);
+  }
+
+  /// @brief Moves the @p n least recently added blocks (all if fewer) into @p out, oldest first;
+  /// the others stay, in their order. @return how many moved.
+  std::size_t take_oldest(std::size_t n, std::array<block, Capacity>& out) noexcept {
+    n = n < count_ ? n : count_;
     for (std::size_t i = 0; i < n; ++i) {
       out[i] = blocks_[i];
+      bytes_ -= blocks_[i].size;
     }
-    count_ = 0;
-    bytes_ = 0;
+    for (std::size_t i = n; i < count_; ++i) {
+      blocks_[i - n] = blocks_[i];
+    }
+    count_ -= n;
     return n;
+  }
+
+  /// @brief Whether pushing one more block of @p size bytes would make the batch full.
+  [[nodiscard]] bool full_after(std::size_t size) const noexcept {
+    return count_ + 1 >= Capacity || (byte_limit_ != 0 && bytes_ + size >= byte_limit_);
   }
 
   [[nodiscard]] bool full() const noexcept {
