@@ -45,11 +45,9 @@ class block_memory_pool_resource_impl
       private fixed_size_core_hooks<block_memory_pool_resource_impl>,
       public stream_resource_base<block_memory_pool_resource_impl> {
   friend class stream_ordered_core<block_memory_pool_resource_impl>;
-  // Blocks are all one size: an allocation that takes the shared lock with two or more streams
-  // also moves this many blocks into its stream's batch (stream_ordered_core::prefetch), so that
-  // 16 threads do not queue on the shared lock for every allocation.
-  static constexpr std::size_t prefetch_blocks = 16;
+  static constexpr std::size_t prefetch_blocks = one_size_prefetch_blocks;  // blocks of one size
   friend class fixed_size_core_hooks<block_memory_pool_resource_impl>;
+  using fixed_size_core_hooks<block_memory_pool_resource_impl>::adopt_rest;  // not the core's
   static constexpr char const* name = "block_memory_pool_resource";
 
  public:
@@ -221,8 +219,8 @@ class block_memory_pool_resource_impl
  * before giving up. Host code that touches pinned or system blocks must synchronise the allocating
  * stream first, as with any stream-ordered allocation. Streams on which blocks were freed must be
  * synchronised before they are destroyed if kernels still using those blocks may be running.
- * With two or more streams a stream sets aside up to 16 free blocks ahead of its allocations, as
- * fixed_size_memory_resource does (stream_ordered_core.md, "Prefetch").
+ * With two or more streams a stream sets aside up to 31 free blocks of at most 1 MiB in its
+ * batch, as fixed_size_memory_resource does (stream_ordered_core.md, "Prefetch").
  *
  * Properties: device_accessible. Pinned and system blocks are also host accessible, but the
  * property is not declared because device blocks are not (check storage()). storage_type::system

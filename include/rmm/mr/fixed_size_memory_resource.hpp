@@ -43,11 +43,9 @@ class fixed_size_memory_resource_impl
       private fixed_size_core_hooks<fixed_size_memory_resource_impl>,
       public stream_resource_base<fixed_size_memory_resource_impl> {
   friend class stream_ordered_core<fixed_size_memory_resource_impl>;
-  // Blocks are all one size: an allocation that takes the shared lock with two or more streams
-  // also moves this many blocks into its stream's batch (stream_ordered_core::prefetch), so that
-  // 16 threads do not queue on the shared lock for every allocation.
-  static constexpr std::size_t prefetch_blocks = 16;
+  static constexpr std::size_t prefetch_blocks = one_size_prefetch_blocks;  // blocks of one size
   friend class fixed_size_core_hooks<fixed_size_memory_resource_impl>;
+  using fixed_size_core_hooks<fixed_size_memory_resource_impl>::adopt_rest;  // not the core's
   using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
   static constexpr char const* name = "fixed_size_memory_resource";
 
@@ -209,13 +207,15 @@ class fixed_size_memory_resource_impl
  *
  * Stream semantics as for pool_memory_resource (see detail/mechanics/stream_ordered_core.hpp): a
  * block freed on a stream is reused on that stream at once; other streams take it after an event
- * wait. With two or more streams, an allocation that takes the shared lock also sets aside up to
- * 16 more free blocks (under 8 MiB) for its stream, so that its next allocations need only that
- * stream's own lock; other streams reach them once they return to the stream's list, or when
- * memory runs out (detail/mechanics/stream_ordered_core.md, "Prefetch"). free_blocks() counts
- * them. When every block is in use and a new chunk cannot be had, rmm::out_of_memory's report()
- * gives the request, the bytes held (reserved), used and free, the largest request a free block
- * serves, the stream, the device, and as reason the upstream's failure.
+ * wait. With two or more streams (blocks of at most 1 MiB), each stream sets aside up to 31 free
+ * blocks in its batch: an allocation that takes the shared lock fills it to 16, and a free that
+ * fills it to 32 returns the oldest 16 to the stream's list, so that the stream's other
+ * allocations and frees need only its own lock. Other streams reach set-aside blocks once they
+ * return to the list, or when memory runs out (detail/mechanics/stream_ordered_core.md,
+ * "Prefetch"). free_blocks() counts them. When every block is in use and a new chunk cannot be had,
+ * rmm::out_of_memory's report() gives the request, the bytes held (reserved), used and free, the
+ * largest request a free block serves, the stream, the device, and as reason the upstream's
+ * failure.
  *
  * Allocation and deallocation are thread-safe. This class is copyable and shares ownership of
  * its internal state, allowing multiple instances to safely reference the same underlying pool.

@@ -14,8 +14,9 @@
  * - Another stream O takes S's blocks only after cudaStreamWaitEvent(O, S's event). Invariant:
  *   while S's slot is `covered`, the last record of S's event was made, on S, after every block
  *   now in S's list was freed or moved there. A full batch is recorded (by the freeing thread,
- *   which keeps per-thread default streams correct), then returned under the shared lock. Blocks
- *   in a batch are in no list, so no other stream sees them. A single-stream resource records
+ *   which keeps per-thread default streams correct), then returned under the shared lock (all of
+ *   it; one-size resources keep its newest half). Blocks in a batch are in no list, so no other
+ *   stream sees them. A single-stream resource records
  *   nothing; a second stream that needs the first one's blocks synchronises the device once.
  * - When neither the lists nor growth serve a request, the core synchronises the device, empties
  *   every batch, merges every list, gives fully free upstream chunks back, grows once more and
@@ -55,34 +56,10 @@ namespace rmm::mr::detail {
 /**
  * @brief Stream bookkeeping and the allocation protocol; the derived class owns the free list.
  *
- * Derived must provide (all called with the core's mutex held):
- * - `std::optional<void*> try_allocate(std::size_t size, tag_t tag)`: a block of @p size bytes
- *   (already rounded by `round_size`) from the free blocks of @p tag, or nullopt;
- * - `void free_block(void* ptr, std::size_t size, tag_t tag)`: returns a block to @p tag
- *   (noexcept in practice: it reports misuse by throwing, which the core logs and swallows);
- * - `bool tag_may_fit(tag_t tag, std::size_t size) const`: whether @p tag's free blocks could
- *   serve @p size (cheap, exact or conservative);
- * - `void retag(tag_t from, tag_t to)`: moves every free block of @p from to @p to;
- * - `std::size_t tag_free_bytes(tag_t tag) const`;
- * - `bool grow(std::size_t size, cuda::stream_ref stream, tag_t tag)`: adds memory from
- *   upstream, allocated on @p stream and owned by @p tag (an upstream may itself be
- * stream-ordered), so that @p size can be served; false if it cannot (a cap, or the upstream
- * failed: keep its message for the report);
- * - `void release_free_upstream()`: gives fully free upstream chunks back (may do nothing);
- * - optionally `bool grow_after_synchronize(std::size_t size, cuda::stream_ref stream, tag_t tag)`,
- *   the last growth attempt, made after a device synchronisation when no stream can still use a
- *   free block (the core's own calls `grow`);
- * - optionally `void adopt_rest(void* block, std::size_t size, tag_t from, tag_t to) noexcept`,
- *   called after `try_allocate(size, from)` served stream `to` from another stream's list (after
- *   the event wait): may give what is left of that free block to `to` (the core's own does
- *   nothing);
- * - optionally `void after_free(tag_t tag, cuda::stream_ref stream) noexcept`, called after each
- *   `free_block` with the freeing stream (the core's own does nothing);
- * - `out_of_memory_report oom_report(std::size_t requested, std::size_t rounded) const`: the
- *   report of a request that could not be served: the resource's name, @p requested, the reason
- *   and its memory figures, and its device if it knows it (the core adds the free lists of the
- *   streams to the reason, the stream, and the device, by default the current one, with its
- *   memory, after releasing the lock).
+ * Derived provides the free-list hooks (try_allocate, free_block, tag_may_fit, retag,
+ * tag_free_bytes, grow, release_free_upstream, oom_report; optionally grow_after_synchronize,
+ * adopt_rest, after_free), all called with the core's mutex held: their contracts are in
+ * stream_ordered_core.md, "What the derived class provides".
  *
  * Tag 0 is memory that no stream owns (never handed out); stream slots use tags 1, 2, ...
  */
@@ -100,7 +77,9 @@ class stream_ordered_core {
   ~stream_ordered_core() { destroy_events(); }
 
  protected:
-  // Blocks of one size only: Derived hides this with a positive count (fixed_size), see prefetch.
+  // Blocks of one size only: Derived hides this with a positive count (fixed_size). Its batches
+  // are then limited by blocks only, prefetch fills them to this count, and a full batch returns
+  // all but its newest this many (stream_ordered_core.md, "Prefetch").
   static constexpr std::size_t prefetch_blocks = 0;
 
   // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
@@ -115,7 +94,9 @@ class stream_ordered_core {
     tag_t const tag = slot_of(key);
     if (auto p = derived().try_allocate(rounded, tag)) {
       if constexpr (Derived::prefetch_blocks > 0) {
-        prefetch(key, rounded, tag);
+        if (batching_.load(std::memory_order_relaxed)) {  // inline: one stream skips the call
+          prefetch(key, rounded, tag);
+        }
       }
       return *p;
     }
@@ -134,7 +115,9 @@ class stream_ordered_core {
                                         tag_t tag) {
     if (auto p = from_unowned(rounded, tag)) {
       if constexpr (Derived::prefetch_blocks > 0) {
-        prefetch(key, rounded, tag);
+        if (batching_.load(std::memory_order_relaxed)) {  // inline: one stream skips the call
+          prefetch(key, rounded, tag);
+        }
       }
       return *p;
     }
@@ -210,8 +193,14 @@ class stream_ordered_core {
   }
 
   // Bytes in the streams' batches: freed, not yet in the free list (counted as free by queries).
+  // Shared lock held. Each stream counts its own (a shared counter written by every batched
+  // allocation and free was one cache line for all threads).
   [[nodiscard]] std::size_t batched_bytes() const noexcept {
-    return batched_bytes_.load(std::memory_order_relaxed);
+    std::size_t bytes = 0;
+    for (auto const& s : slots_) {
+      bytes += s->batched.load(std::memory_order_relaxed);
+    }
+    return bytes;
   }
 
   // The lock, for derived read-only queries.
@@ -232,12 +221,9 @@ class stream_ordered_core {
     if (cudaDeviceSynchronize() != cudaSuccess) {
       cudaGetLastError();
     }
-    std::size_t bytes = 0;
     for (auto const& b : batched) {
       derived().free_block(b.ptr, b.size, 0);
-      bytes += b.size;
     }
-    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
     for (tag_t t = 1; t < slots_.size(); ++t) {
       derived().retag(t, 0);
       slots_[t]->covered = true;
@@ -280,6 +266,11 @@ class stream_ordered_core {
   static constexpr std::size_t batch_max_block = stream_slot::batch_max_block;
 
  private:
+  // One-size resources limit batches by blocks only (at most 32 of at most 1 MiB each). A
+  // function: Derived is incomplete where the class is instantiated.
+  static constexpr std::size_t slot_batch_bytes() noexcept {
+    return Derived::prefetch_blocks > 0 ? 0 : stream_slot::batch_bytes;
+  }
   using slot           = stream_slot;
   using batch_blocks_t = stream_slot::batch_blocks_t;  // a batch taken out
 
@@ -300,11 +291,11 @@ class stream_ordered_core {
 
   void remember(stream_key const& key, slot* s) noexcept { cache().remember(id_, key, s); }
 
-  // With two or more streams, after an allocation for `key` from its own list or unowned memory
-  // (shared lock held): up to Derived::prefetch_blocks more blocks from its own list into its
-  // batch, never filling it. Why this is safe: stream_ordered_core.md, "Prefetch".
+  // With two or more streams (the caller checks), after an allocation for `key` from its own
+  // list or unowned memory (shared lock held): fills its batch to Derived::prefetch_blocks blocks
+  // from the same places, never filling it. Why this is safe: stream_ordered_core.md, "Prefetch".
   [[gnu::noinline]] void prefetch(stream_key const& key, std::size_t size, tag_t tag) noexcept {
-    if (tag == 0 || size > batch_max_block || !batching_.load(std::memory_order_relaxed)) {
+    if (tag == 0 || size > batch_max_block) {
       return;
     }
     slot& s = *slots_[tag];
@@ -312,7 +303,7 @@ class stream_ordered_core {
     if (s.key == key) {
       std::size_t const n = s.prefetch(
           Derived::prefetch_blocks, size, [&] { return derived().try_allocate(size, tag); });
-      batched_bytes_.fetch_add(n * size, std::memory_order_relaxed);
+      s.batched.fetch_add(n * size, std::memory_order_relaxed);
     }
   }
 
@@ -328,7 +319,7 @@ class stream_ordered_core {
     }
     auto p = s->batch.take_exact(size);
     if (p) {
-      batched_bytes_.fetch_sub(size, std::memory_order_relaxed);
+      s->batched.fetch_sub(size, std::memory_order_relaxed);
     }
     return p;
   }
@@ -348,17 +339,17 @@ class stream_ordered_core {
       return false;
     }
     batch_blocks_t out;
-    batched_bytes_.fetch_add(size, std::memory_order_relaxed);
+    s.batched.fetch_add(size, std::memory_order_relaxed);
     if (!s.batch.push(ptr, size)) {
       return true;  // no CUDA call, no shared lock
     }
     // Full: record first (the slot lock keeps the slot from being recycled meanwhile), then
     // return the batch. Any record made later on this stream also follows these frees.
     s.returning.fetch_add(1, std::memory_order_relaxed);
-    std::size_t const n = take_batch_and_record(s, key, out);
+    std::size_t const n = take_batch_and_record(s, key, out, Derived::prefetch_blocks);
     slot_lock.unlock();
     std::lock_guard<spin_mutex> lock(mtx_);
-    return_batch(out, n, s.tag);
+    return_batch(out, n, s.tag, s);
     derived().after_free(s.tag, stream);
     s.covered = true;
     s.returning.fetch_sub(1, std::memory_order_relaxed);
@@ -384,29 +375,34 @@ class stream_ordered_core {
       n         = take_batch_and_record(s, key, out);
       s.covered = s.event != nullptr;  // none: one stream, nobody to order against
     }
-    return_batch(out, n, tag);
+    return_batch(out, n, tag, s);
     return derived().try_allocate(size, tag);
   }
 
-  // Takes `s`'s batch into `out` (`s`'s lock held), then records `s`'s event (it has one once
-  // frees are batched) from this thread, the stream's user, as per-thread default streams need.
-  // Returns the number of blocks.
-  std::size_t take_batch_and_record(slot& s, stream_key const& key, batch_blocks_t& out) noexcept {
-    std::size_t const n = s.batch.take_all(out);
+  // Takes `s`'s batch but its newest `keep` blocks into `out` (`s`'s lock held), then records
+  // `s`'s event (it has one once frees are batched) from this thread, the stream's user, as
+  // per-thread default streams need. Returns the number of blocks taken.
+  std::size_t take_batch_and_record(slot& s,
+                                    stream_key const& key,
+                                    batch_blocks_t& out,
+                                    std::size_t keep = 0) noexcept {
+    std::size_t const size = s.batch.size();
+    std::size_t const n    = s.batch.take_oldest(size - (keep < size ? keep : size), out);
     if (s.event != nullptr) {
       s.record(key);
     }
     return n;
   }
 
-  // Puts `n` blocks taken out of a batch into `tag`'s list (shared lock held), off the count.
-  void return_batch(batch_blocks_t const& blocks, std::size_t n, tag_t tag) noexcept {
+  // Puts `n` blocks taken out of `from`'s batch into `tag`'s list (shared lock held), off
+  // `from`'s count.
+  void return_batch(batch_blocks_t const& blocks, std::size_t n, tag_t tag, slot& from) noexcept {
     std::size_t bytes = 0;
     for (std::size_t i = 0; i < n; ++i) {
       derived().free_block(blocks[i].ptr, blocks[i].size, tag);
       bytes += blocks[i].size;
     }
-    batched_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    from.batched.fetch_sub(bytes, std::memory_order_relaxed);
   }
 
   // After a free into `tag`'s list (shared lock held): keeps the invariant. With one stream there
@@ -426,13 +422,19 @@ class stream_ordered_core {
 
   // Every stream's batched blocks, taken out (shared lock held), to be returned after a device
   // synchronisation. Throws std::bad_alloc if the list cannot be made (nothing is taken then).
+  // They leave the counts at once: queries hold the shared lock, which the caller keeps until
+  // the blocks are in the list.
   std::vector<stream_slot::block> take_batches() {
     std::vector<stream_slot::block> all;
     all.reserve(stream_slot::batch_blocks * slots_.size());
     batch_blocks_t out;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
-      std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
-      std::size_t const n = slots_[t]->batch.take_all(out);
+      slot& s = *slots_[t];
+      std::lock_guard<spin_mutex> slot_lock(s.mtx);
+      std::size_t const n = s.batch.take_all(out);
+      for (std::size_t i = 0; i < n; ++i) {
+        s.batched.fetch_sub(out[i].size, std::memory_order_relaxed);
+      }
       all.insert(all.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n));
     }
     return all;
@@ -444,7 +446,7 @@ class stream_ordered_core {
     batch_blocks_t out;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
       std::lock_guard<spin_mutex> slot_lock(slots_[t]->mtx);
-      return_batch(out, slots_[t]->batch.take_all(out), 0);
+      return_batch(out, slots_[t]->batch.take_all(out), 0, *slots_[t]);
     }
   }
 
@@ -508,7 +510,8 @@ class stream_ordered_core {
         }
       }
     }
-    slots_.push_back(std::make_unique<slot>(key, nullptr, static_cast<tag_t>(slots_.size())));
+    slots_.push_back(std::make_unique<slot>(
+        key, nullptr, static_cast<tag_t>(slots_.size()), slot_batch_bytes()));
     try {
       make_events_if_needed();
     } catch (...) {
@@ -603,7 +606,8 @@ class stream_ordered_core {
 
   static std::vector<std::unique_ptr<slot>> first_slot() {
     std::vector<std::unique_ptr<slot>> v;
-    v.push_back(std::make_unique<slot>(stream_key{}, nullptr, 0));  // memory owned by no stream
+    v.push_back(
+        std::make_unique<slot>(stream_key{}, nullptr, 0, slot_batch_bytes()));  // no stream's
     return v;
   }
 
@@ -612,7 +616,6 @@ class stream_ordered_core {
   tag_t last_{0};
   std::uint64_t const id_{next_resource_uid()};
   std::atomic<bool> batching_{false};  // two or more streams seen: frees may be batched
-  std::atomic<std::size_t> batched_bytes_{0};
 };
 
 }  // namespace rmm::mr::detail

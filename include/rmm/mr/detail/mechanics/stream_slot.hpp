@@ -25,7 +25,7 @@ namespace rmm::mr::detail {
  * (recycling), so either lock makes it stable; `covered` is guarded by the shared lock; `batch`
  * by `mtx`; `event` and `tag` never change. Not copyable or movable (it holds a mutex).
  */
-struct stream_slot {
+struct alignas(64) stream_slot {  // aligned: each stream's threads write only their own lines
   /// Blocks larger than this are always returned at once (a batch would hold back too much).
   static constexpr std::size_t batch_max_block = std::size_t{1} << 20U;
   /// A batch is returned once it holds this many blocks or `batch_bytes` bytes.
@@ -36,7 +36,13 @@ struct stream_slot {
   using block          = batch_t::block;
   using batch_blocks_t = std::array<block, batch_blocks>;  // a batch taken out
 
-  stream_slot(stream_key k, cudaEvent_t e, std::uint32_t t) noexcept : key{k}, event{e}, tag{t} {}
+  /// A slot for stream @p k with event @p e and tag @p t, whose batch is full at
+  /// @p batch_byte_limit bytes (0: at `batch_blocks` blocks only).
+  stream_slot(stream_key k,
+              cudaEvent_t e,
+              std::uint32_t t,
+              std::size_t batch_byte_limit = batch_bytes) noexcept
+      : key{k}, event{e}, tag{t}, batch{batch_byte_limit} {}
 
   /// Records `event` on the stream of @p k (this slot's key, named by the caller, which is the
   /// stream's user: per-thread default streams need that), or synchronises the stream if the
@@ -48,13 +54,13 @@ struct stream_slot {
     }
   }
 
-  /// Moves up to @p most blocks of @p size, each from `take()` (an optional<void*>; stops at the
-  /// first nullopt), into the batch, never filling it (a full batch is for the free that fills
-  /// it to return). Caller holds `mtx`. @return how many blocks moved.
+  /// Moves blocks of @p size, each from `take()` (an optional<void*>; stops at the first
+  /// nullopt), into the batch until it holds @p most blocks, never filling it (a full batch is
+  /// for the free that fills it to return). Caller holds `mtx`. @return how many blocks moved.
   template <class Take>
   std::size_t prefetch(std::size_t most, std::size_t size, Take&& take) noexcept {
     std::size_t n = 0;
-    for (; n < most && batch.size() + 1 < batch_blocks && batch.bytes() + size < batch_bytes; ++n) {
+    for (; batch.size() < most && !batch.full_after(size); ++n) {
       auto const p = take();
       if (!p) {
         break;
@@ -75,8 +81,9 @@ struct stream_slot {
   std::uint32_t tag{};
   bool covered{true};  // see the invariant in stream_ordered_core.hpp's file comment
   spin_mutex mtx;
-  batch_t batch{batch_bytes};
+  batch_t batch;
   std::atomic<std::uint32_t> returning{0};  // batches taken out, not yet in the free list
+  std::atomic<std::size_t> batched{0};      // bytes in the batch or taken out, not yet in the list
 };
 
 }  // namespace rmm::mr::detail
