@@ -41,11 +41,6 @@ arena_memory_resource make_arena(std::size_t size, bool dump = false) {
   return arena_memory_resource{rmm::mr::cuda_memory_resource{}, size, dump};
 }
 
-void fill_and_check(void* ptr, std::size_t bytes, std::uint32_t seed, rmm::cuda_stream_view s) {
-  rmm::test::fill_pattern(ptr, bytes, seed, s.value());
-  CHECK(rmm::test::count_pattern_mismatches(ptr, bytes, seed, s.value()) == 0);
-}
-
 // Allocates `bytes` on `s`, enqueues a fill with `seed` that starts after about `delay_ms`, and
 // frees the block at once (no wait): the fill is still pending when the free returns.
 void* fill_late_and_free(arena_memory_resource& mr,
@@ -87,7 +82,7 @@ TEST_CASE("arena: default arena size and bad arguments", "[gpu][arena]") {
     arena_memory_resource mr{rmm::mr::cuda_memory_resource{}};  // half of the free memory
     rmm::cuda_stream stream;
     void* p = mr.allocate(stream, 64 * MiB, A);
-    fill_and_check(p, 64 * MiB, 7, stream);
+    CHECK(rmm::test::fill_and_count_mismatches(p, 64 * MiB, 7, stream.value()) == 0);
     mr.deallocate(stream, p, 64 * MiB, A);
   }
   CHECK_THROWS_AS(make_arena(0), rmm::logic_error);
@@ -147,16 +142,17 @@ TEST_CASE("arena: cross-stream free", "[gpu][arena]") {
   void* q = mr.allocate(s1, MiB, A);
   rmm::test::fill_pattern(p, MiB, 1, s1.value());
   RMM_CUDA_TRY(cudaStreamSynchronize(s1.value()));
-  fill_and_check(p, MiB, 2, s2);  // used on s2, freed on s2: the block belongs to s1's arena
+  CHECK(rmm::test::fill_and_count_mismatches(p, MiB, 2, s2.value()) ==
+        0);  // used on s2, freed on s2: the block belongs to s1's arena
   mr.deallocate(s2, p, MiB, A);
   void* again = mr.allocate(s1, MiB, A);
   CHECK(again == p);  // back in s1's arena, reusable there at once
-  fill_and_check(again, MiB, 3, s1);
+  CHECK(rmm::test::fill_and_count_mismatches(again, MiB, 3, s1.value()) == 0);
   mr.deallocate(s1, again, MiB, A);
   mr.deallocate(s2, q, MiB, A);
   // Everything is free: a request for nearly the whole arena succeeds (after reclaiming).
   void* big = mr.allocate(s2, 60 * MiB, A);
-  fill_and_check(big, 60 * MiB, 4, s2);
+  CHECK(rmm::test::fill_and_count_mismatches(big, 60 * MiB, 4, s2.value()) == 0);
   mr.deallocate(s2, big, 60 * MiB, A);
 }
 
@@ -167,7 +163,7 @@ TEST_CASE("arena: alone, a stream keeps the superblocks it frees, even beyond 1/
   rmm::cuda_stream s2;
   std::size_t const bytes = 40 * MiB;  // a dedicated superblock
   void* p                 = mr.allocate(s1, bytes, A);
-  fill_and_check(p, bytes, 76, s1);
+  CHECK(rmm::test::fill_and_count_mismatches(p, bytes, 76, s1.value()) == 0);
   mr.deallocate(s1, p, bytes, A);
   // Kept by s1's arena (alone, its share is the whole arena): the global arena serves another
   // stream from the rest, after it.
@@ -248,7 +244,7 @@ TEST_CASE("arena: a small request takes a batch of superblocks, at most 1/64 of 
     CHECK(reinterpret_cast<std::uintptr_t>(q) - reinterpret_cast<std::uintptr_t>(p) == batch);
     void* more = mr.allocate(s1, 3 * MiB, A);  // still inside s1's batch
     CHECK(reinterpret_cast<std::uintptr_t>(more) < reinterpret_cast<std::uintptr_t>(q));
-    fill_and_check(more, 3 * MiB, 5, s1);
+    CHECK(rmm::test::fill_and_count_mismatches(more, 3 * MiB, 5, s1.value()) == 0);
     mr.deallocate(s1, more, 3 * MiB, A);
     mr.deallocate(s2, q, KiB, A);
     mr.deallocate(s1, p, KiB, A);

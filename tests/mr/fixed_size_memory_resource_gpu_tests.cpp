@@ -24,10 +24,6 @@ using rmm::mr::fixed_size_memory_resource;
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
 
-void fill_and_check_block(void* p, std::size_t bytes, rmm::cuda_stream_view s) {
-  rmm::test::fill_pattern(p, bytes, 31, s.value());
-  CHECK(rmm::test::count_pattern_mismatches(p, bytes, 31, s.value()) == 0);
-}
 }  // namespace
 
 TEST_CASE("fixed_size: defaults, rounding and bad arguments", "[gpu][fixed_size]") {
@@ -84,32 +80,85 @@ TEST_CASE("fixed_size: grows by blocks_to_preallocate and hands out distinct blo
 
 TEST_CASE("fixed_size: reuse from another stream waits for the freeing stream's work",
           "[gpu][fixed_size]") {
-  // With two streams, s1's frees wait in its batch until it holds 8 MiB (8 blocks here): then
-  // s1's event is recorded and the blocks join s1's list, where s2 may take them after waiting
-  // on that event. Each block's writer is still running when s1 frees it.
+  // With two streams, s1's frees wait in its batch until it holds 32 blocks: then s1's event is
+  // recorded and the oldest 16 join s1's list, where s2 may take them after waiting on that
+  // event (the newest 16 stay in s1's batch). Each block's writer is still running when s1 frees
+  // it (the delayed fills run one after another on s1).
   fixed_size_memory_resource mr{cuda_memory_resource{}, MiB, 1};
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
   void* theirs = mr.allocate(s2, MiB, 256);  // both streams known: frees are batched
-  std::vector<void*> mine(8);
+  std::vector<void*> mine(32);
   for (auto& p : mine) {
     p = mr.allocate(s1, MiB, 256);
   }
-  CHECK(mr.capacity_blocks() == 9);
+  CHECK(mr.capacity_blocks() == 33);
   for (std::size_t i = 0; i < mine.size(); ++i) {
-    rmm::test::fill_pattern_after_delay(
-        mine[i], MiB, static_cast<std::uint32_t>(i + 1), 25'000'000, s1.value());
-    mr.deallocate(s1, mine[i], MiB, 256);  // the eighth fills the batch: one record, the list
+    if (i < 16) {
+      rmm::test::fill_pattern_after_delay(
+          mine[i], MiB, static_cast<std::uint32_t>(i + 1), 5'000'000, s1.value());
+    }
+    mr.deallocate(s1, mine[i], MiB, 256);  // the 32nd fills the batch: one record, 16 to the list
   }
   mr.deallocate(s2, theirs, MiB, 256);
   CHECK(mr.allocate(s2, MiB, 256) == theirs);  // its own block first (from its batch)
-  void* b = mr.allocate(s2, MiB, 256);
-  CHECK(std::find(mine.begin(), mine.end(), b) != mine.end());  // then s1's, not grown
-  CHECK(mr.capacity_blocks() == 9);
-  rmm::test::fill_pattern(b, MiB, 20, s2.value());
-  CHECK(rmm::test::count_pattern_mismatches(b, MiB, 20, s2.value()) == 0);
-  mr.deallocate(s2, b, MiB, 256);
+  std::vector<void*> taken;
+  for (int i = 0; i < 16; ++i) {  // then s1's returned blocks, after one wait: not grown
+    taken.push_back(mr.allocate(s2, MiB, 256));
+    CHECK(std::find(mine.begin(), mine.begin() + 16, taken.back()) != mine.begin() + 16);
+  }
+  CHECK(mr.capacity_blocks() == 33);
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    CHECK(rmm::test::fill_and_count_mismatches(
+              taken[i], MiB, static_cast<std::uint32_t>(40 + i), s2.value()) == 0);
+  }
+  CHECK(mr.allocate(s1, MiB, 256) == mine[31]);  // s1 kept its newest 16 in its batch
+  mr.deallocate(s1, mine[31], MiB, 256);
+  for (void* p : taken) {
+    mr.deallocate(s2, p, MiB, 256);
+  }
   mr.deallocate(s2, theirs, MiB, 256);
+  CHECK(mr.free_blocks() == 33);
+}
+
+TEST_CASE("fixed_size: a stream that waits for another's blocks adopts half of them",
+          "[gpu][fixed_size]") {
+  // s1 frees 96 blocks: its batch returns 16 at each 32nd..96th free, so its list holds
+  // mine[0..79] (mine[79] on top) and its batch mine[80..95]. s2 takes mine[79] after waiting on
+  // s1's event; the wait orders all of s1's list, so half of the rest (mine[40..78]) moves to
+  // s2's list with it. s1 then finds mine[39] on top of its own list, not mine[78].
+  constexpr std::size_t bs = 64 * KiB;
+  fixed_size_memory_resource mr{cuda_memory_resource{}, bs, 97};  // one chunk: no growth
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  void* theirs = mr.allocate(s2, bs, 256);
+  std::vector<void*> mine(96);
+  for (auto& p : mine) {
+    p = mr.allocate(s1, bs, 256);
+    rmm::test::fill_pattern(p, bs, 3, s1.value());
+  }
+  for (void* p : mine) {
+    mr.deallocate(s1, p, bs, 256);
+  }
+  CHECK(mr.allocate(s2, bs, 256) == mine[79]);  // from s1's list, after the event wait
+  CHECK(mr.allocate(s2, bs, 256) == mine[78]);  // adopted: now in s2's own list
+  for (std::size_t i = 95; i >= 80; --i) {      // s1's batch, newest first
+    CHECK(mr.allocate(s1, bs, 256) == mine[i]);
+  }
+  CHECK(mr.allocate(s1, bs, 256) == mine[39]);  // what s1's list kept
+  for (std::size_t i : {79U, 78U, 39U}) {
+    cudaStream_t const s = i == 39 ? s1.value() : s2.value();
+    CHECK(rmm::test::fill_and_count_mismatches(mine[i], bs, 9, s) == 0);
+  }
+  for (std::size_t i = 80; i < 96; ++i) {
+    mr.deallocate(s1, mine[i], bs, 256);
+  }
+  mr.deallocate(s1, mine[39], bs, 256);
+  mr.deallocate(s2, mine[78], bs, 256);
+  mr.deallocate(s2, mine[79], bs, 256);
+  mr.deallocate(s2, theirs, bs, 256);
+  CHECK(mr.free_blocks() == 97);
+  CHECK(mr.capacity_blocks() == 97);
 }
 
 TEST_CASE("fixed_size: with two streams, an allocation under the shared lock prefetches 16 blocks",
@@ -133,7 +182,7 @@ TEST_CASE("fixed_size: with two streams, an allocation under the shared lock pre
   mine.push_back(mr.allocate(s1, bs, 256));  // the batch is empty: the shared lock again
   CHECK(mine.back() == first + 35 * bs);
   for (void* p : mine) {
-    fill_and_check_block(p, bs, s1);
+    CHECK(rmm::test::fill_and_count_mismatches(p, bs, 31, s1.value()) == 0);
   }
   for (void* p : mine) {
     mr.deallocate(s1, p, bs, 256);

@@ -40,6 +40,16 @@ std::size_t count_pattern_mismatches(void const* ptr,
                                      std::uint32_t seed,
                                      cudaStream_t stream);
 
+/// @brief Writes the pattern of @p seed into @p bytes bytes on @p stream, then counts the bytes
+/// that differ from it there (count_pattern_mismatches): 0 unless other work wrote them meanwhile.
+inline std::size_t fill_and_count_mismatches(void* ptr,
+                                             std::size_t bytes,
+                                             std::uint32_t seed,
+                                             cudaStream_t stream) {
+  fill_pattern(ptr, bytes, seed, stream);
+  return count_pattern_mismatches(ptr, bytes, seed, stream);
+}
+
 /// @brief Counts on the host the bytes of host-accessible memory that differ from the pattern.
 std::size_t count_pattern_mismatches_host(void const* ptr, std::size_t bytes, std::uint32_t seed);
 
