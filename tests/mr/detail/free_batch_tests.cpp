@@ -83,8 +83,9 @@ TEST_CASE("free_batch: take_oldest returns the oldest blocks and keeps the newes
   free_batch<4> b;
   b.push(at(0x100), 256);
   b.push(at(0x200), 512);
+  CHECK_FALSE(b.full_after(256));  // two of four: a third leaves room
   b.push(at(0x300), 256);
-  CHECK_FALSE(b.full_after(256));  // three of four: the fourth would fill it
+  CHECK(b.full_after(256));  // three of four: the fourth would fill it
   CHECK(b.push(at(0x400), 1024));
   std::array<free_batch<4>::block, 4> out{};
   CHECK(b.take_oldest(2, out) == 2);
