@@ -103,7 +103,7 @@ def symbolize(binary, addrs):
     return result
 
 
-def report(path, binary_dirs, top):
+def report(path, binary_dirs, top, callers=1):
     info, maps, pcs, stacks = load(path)
     total = sum(c for _, c, _, _ in pcs) or 1
     print(f"## {os.path.basename(path)}\n")
@@ -184,7 +184,8 @@ def report(path, binary_dirs, top):
         if local.get(base) or local.get(re.sub(r"\.so(\.[0-9]+)*$", ".so", base)):
             continue
         module, symbol = symbol_of.get(pc, (base, "?"))
-        where = next((f for f in (our_function(a) for a in stack[1:]) if f), "no caller of ours")
+        ours = [f for f in (our_function(a) for a in stack[1:]) if f][:callers]
+        where = " || ".join(ours) or "no caller of ours"
         charged[f"{re.sub(r'[.]so.*$', '', base)}:{symbol.split('+')[0]} from {where}"] += count
 
     print("| self (innermost function or exported symbol) | share |\n| --- | --- |")
@@ -192,7 +193,8 @@ def report(path, binary_dirs, top):
         print(f"| `{name}` | {100.0 * c / total:.1f} % |")
     print()
     if charged:
-        print("| outside our code (libc, CUDA), by the caller of ours | share |\n| --- | --- |")
+        print(f"| outside our code (libc, CUDA), by the {callers} innermost frame(s) of ours "
+              "(outermost last) | share |\n| --- | --- |")
         for name, c in charged.most_common(top):
             print(f"| `{name}` | {100.0 * c / total:.1f} % |")
         print()
@@ -207,9 +209,12 @@ def main():
     parser.add_argument("profiles", nargs="+")
     parser.add_argument("--binary-dir", action="append", default=[])
     parser.add_argument("--top", type=int, default=25)
+    # Which lock a thread waits for shows only further out: 4 names the caller of the caller.
+    parser.add_argument("--callers", type=int, default=1,
+                        help="frames of ours named for time outside our code (default 1)")
     args = parser.parse_args()
     for p in args.profiles:
-        report(p, args.binary_dir, args.top)
+        report(p, args.binary_dir, args.top, args.callers)
 
 
 if __name__ == "__main__":
