@@ -12,7 +12,8 @@
  * documented rules: one LIFO stack per tag; pop(t) takes the top of t's stack, else the next
  * never-handed-out block of the most recently added chunk that still has one (fresh blocks belong
  * to no tag), else nothing, even when other tags hold blocks; retag(from, to) puts `from`'s stack,
- * in order, below `to`'s (retag_newest only its newest k blocks).
+ * in order, below `to`'s (retag_newest only its newest k blocks); release_free_chunks drops every
+ * chunk whose blocks are all free, with its blocks.
  */
 #include "fuzz_input.hpp"
 
@@ -52,7 +53,7 @@ class driver {
   explicit driver(std::size_t bs) : bs_{bs}, list_{bs} {}
 
   void step(reader& in) {
-    switch (in.byte() % 9U) {
+    switch (in.byte() % 10U) {
       case 0:
         add_chunk(in);
         break;
@@ -70,6 +71,9 @@ class driver {
         break;
       case 7:
         query(in);
+        break;
+      case 8:
+        release();
         break;
       default:
         misuse(in);
@@ -209,6 +213,33 @@ class driver {
   }
 
   static constexpr std::size_t all_blocks = std::numeric_limits<std::size_t>::max();
+
+  // release_free_chunks: every chunk whose blocks are all free goes, with its blocks, reported in
+  // address order; the other chunks keep their order of addition and the stacks theirs.
+  void release() {
+    std::vector<std::pair<std::uintptr_t, std::size_t>> expected;
+    for (auto it = chunks_.begin(); it != chunks_.end();) {
+      std::uintptr_t const b = it->first;
+      std::uintptr_t const e = b + it->second.blocks * bs_;
+      auto const lo          = free_.lower_bound(b);
+      auto const hi          = free_.lower_bound(e);
+      if (static_cast<std::size_t>(std::distance(lo, hi)) != it->second.blocks) {
+        ++it;
+        continue;
+      }
+      expected.emplace_back(b, e - b);
+      free_.erase(lo, hi);
+      for (auto& st : stacks_) {
+        st.erase(
+            std::remove_if(st.begin(), st.end(), [&](std::uintptr_t p) { return b <= p && p < e; }),
+            st.end());
+      }
+      added_.erase(
+          std::find_if(added_.begin(), added_.end(), [&](auto const& a) { return a.first == b; }));
+      it = chunks_.erase(it);
+    }
+    FUZZ_CHECK(list_.release_free_chunks() == expected);
+  }
 
   void query(reader& in) {
     std::uintptr_t const p = any_address(in);

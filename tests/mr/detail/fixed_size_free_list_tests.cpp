@@ -97,6 +97,29 @@ class reference_model {
 
   [[nodiscard]] std::size_t stacked(std::size_t t) const { return stacks_[t].size(); }
 
+  // Drops every chunk whose blocks are all free, with its blocks; returns them by address.
+  std::vector<std::pair<std::uintptr_t, std::size_t>> release_free_chunks() {
+    std::vector<std::pair<std::uintptr_t, std::size_t>> out;
+    for (auto it = chunks_.begin(); it != chunks_.end();) {
+      std::uintptr_t const b = it->first;
+      std::uintptr_t const e = b + it->second.blocks * bs_;
+      auto const lo          = free_.lower_bound(b);
+      auto const hi          = free_.lower_bound(e);
+      if (static_cast<std::size_t>(std::distance(lo, hi)) != it->second.blocks) {
+        ++it;
+        continue;
+      }
+      out.emplace_back(b, e - b);
+      free_.erase(lo, hi);
+      for (auto& st : stacks_) {
+        st.erase(std::remove_if(st.begin(), st.end(), [&](auto p) { return b <= p && p < e; }),
+                 st.end());
+      }
+      it = chunks_.erase(it);
+    }
+    return out;
+  }
+
   // True if a pop for tag t can succeed: a block of t's stack or a never-handed-out one.
   [[nodiscard]] bool can_pop(std::size_t t) const {
     if (!stacks_[t].empty()) {
@@ -174,6 +197,8 @@ class random_run {
       push();
     } else if (dice < 92) {
       retag();
+    } else if (dice == 92) {
+      release();
     } else if (dice < 95) {
       query();
     } else {
@@ -194,6 +219,7 @@ class random_run {
     list_.add_chunk(base, n);
     model_.add_chunk(base, n);
     chunks_.emplace_back(base, n);
+    ++chunks_added_;
     next_ = std::max(next_, base + n * bs_);
   }
 
@@ -213,6 +239,15 @@ class random_run {
     REQUIRE(list_.retag(static_cast<tag_t>(from), static_cast<tag_t>(to)) == n);
     model_.retag(from, to);
   }
+
+  void release() {
+    auto const expected = model_.release_free_chunks();
+    REQUIRE(list_.release_free_chunks() == expected);
+    REQUIRE(list_.num_chunks() == chunks_held() - expected.size());
+    released_ += expected.size();
+  }
+
+  [[nodiscard]] std::size_t chunks_held() const { return chunks_added_ - released_; }
 
   void pop() {
     std::size_t const t = pick_tag();
@@ -273,7 +308,9 @@ class random_run {
   std::mt19937_64 rng_;
   std::size_t tags_;
   std::vector<std::uintptr_t> held_;
-  std::vector<range> chunks_;
+  std::vector<range> chunks_;  // every chunk added, released ones too (queries and misuse)
+  std::size_t chunks_added_{0};
+  std::size_t released_{0};
   std::uintptr_t next_{0x7f0000000000ULL};
 };
 
@@ -380,6 +417,47 @@ TEST_CASE("fixed_size_free_list reports misuse and stays unchanged", "[detail]")
   require_invalid_argument([&] { list.push(*p); }, {"0x1000", "double free"});
   REQUIRE(list.size() == 10);
   REQUIRE_NOTHROW(list.validate());
+}
+
+TEST_CASE("fixed_size_free_list releases the chunks whose blocks are all free", "[detail]") {
+  fixed_size_free_list list{256};
+  list.add_chunk(0x10000, 4);  // id 0: two blocks handed out, one pushed back
+  list.add_chunk(0x20000, 2);  // id 1: one block handed out and pushed back: all free
+  list.add_chunk(0x8000, 3);   // id 2, lowest address: never touched
+  auto const a = list.pop();   // fresh blocks come from the most recently added chunk first
+  REQUIRE(a == std::uintptr_t{0x8000});
+  list.push(*a, 1);
+  auto const b = list.pop(2);
+  auto const c = list.pop(2);
+  auto const d = list.pop(2);
+  REQUIRE(b == std::uintptr_t{0x8100});
+  REQUIRE(c == std::uintptr_t{0x8200});
+  REQUIRE(d == std::uintptr_t{0x20000});
+  list.push(*d, 1);
+  list.push(*c, 1);  // 0x8000's chunk now holds b only
+  REQUIRE(list.release_free_chunks() ==
+          std::vector<std::pair<std::uintptr_t, std::size_t>>{{0x10000, 1024}, {0x20000, 512}});
+  REQUIRE_NOTHROW(list.validate());
+  CHECK(list.num_chunks() == 1);
+  CHECK(list.capacity() == 3);
+  CHECK(list.size() == 2);
+  CHECK(list.stacked(1) == 2);
+  CHECK_FALSE(list.owns(0x10000));
+  CHECK_FALSE(list.owns(0x20000));
+  CHECK(list.pop(1) == std::uintptr_t{0x8200});  // the stack keeps its order without 0x20000
+  CHECK(list.pop(1) == std::uintptr_t{0x8000});
+  CHECK_FALSE(list.pop(1).has_value());  // nothing fresh is left
+  CHECK(list.release_free_chunks().empty());
+  list.push(0x8000);
+  list.push(0x8100);
+  list.push(0x8200);
+  CHECK(list.release_free_chunks() ==
+        std::vector<std::pair<std::uintptr_t, std::size_t>>{{0x8000, 768}});
+  CHECK(list.empty());
+  CHECK(list.capacity() == 0);
+  REQUIRE_NOTHROW(list.validate());
+  list.add_chunk(0x10000, 2);  // the released range may be added again
+  CHECK(list.pop() == std::uintptr_t{0x10000});
 }
 
 TEST_CASE("fixed_size_free_list clears", "[detail]") {

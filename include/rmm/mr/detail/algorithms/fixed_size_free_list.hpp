@@ -208,6 +208,71 @@ class fixed_size_free_list {
     return out;
   }
 
+  /**
+   * @brief Removes every chunk none of whose blocks is handed out, with its free blocks, so
+   * that its memory can be given back; the other chunks and the stacks' order stay.
+   * O(capacity() / 64 + size() + num_chunks()).
+   * @return The chunks removed as (base, bytes), in address order.
+   * @throws std::bad_alloc if the bookkeeping cannot be rebuilt; the list is then unchanged.
+   */
+  std::vector<std::pair<std::uintptr_t, std::size_t>> release_free_chunks() {
+    std::vector<std::size_t> new_id(chunks_.size(), npos);
+    std::size_t kept = 0;
+    for (std::size_t id = 0; id < chunks_.size(); ++id) {
+      auto const& words = chunks_[id].handed_out;
+      if (std::any_of(words.begin(), words.end(), [](std::uint64_t w) { return w != 0; })) {
+        new_id[id] = kept++;
+      }
+    }
+    std::vector<std::pair<std::uintptr_t, std::size_t>> released;
+    if (kept == chunks_.size()) {
+      return released;
+    }
+    // Everything that allocates first; then only moves within reserved capacity (noexcept).
+    released.reserve(chunks_.size() - kept);
+    std::vector<chunk> chunks;
+    chunks.reserve(kept);
+    decltype(by_base_) by_base;
+    by_base.reserve(kept);
+    decltype(stacks_) stacks(stacks_.size());
+    for (std::size_t t = 0; t < stacks_.size(); ++t) {
+      stacks[t].reserve(stacks_[t].size());
+    }
+    decltype(fresh_) fresh;
+    fresh.reserve(fresh_.size());
+    for (auto const& [base, id] : by_base_) {
+      if (new_id[id] == npos) {
+        released.emplace_back(base, chunks_[id].num_blocks * block_size_);
+        capacity_ -= chunks_[id].num_blocks;
+        free_count_ -= chunks_[id].num_blocks;
+      } else {
+        by_base.emplace_back(base, new_id[id]);
+      }
+    }
+    for (std::size_t t = 0; t < stacks_.size(); ++t) {
+      for (entry const& e : stacks_[t]) {
+        if (new_id[e.chunk] != npos) {
+          stacks[t].push_back(entry{new_id[e.chunk], e.block});
+        }
+      }
+    }
+    for (std::size_t const id : fresh_) {
+      if (new_id[id] != npos) {
+        fresh.push_back(new_id[id]);
+      }
+    }
+    for (std::size_t id = 0; id < chunks_.size(); ++id) {
+      if (new_id[id] != npos) {
+        chunks.push_back(std::move(chunks_[id]));
+      }
+    }
+    chunks_.swap(chunks);
+    by_base_.swap(by_base);
+    stacks_.swap(stacks);
+    fresh_.swap(fresh);
+    return released;
+  }
+
   /// @brief Forgets every chunk and block.
   void clear() noexcept {
     chunks_.clear();
