@@ -15,6 +15,7 @@
  * in order, below `to`'s (retag_newest only its newest k blocks); release_free_chunks drops every
  * chunk whose blocks are all free, with its blocks.
  */
+#include "../tests/mr/detail/fixed_size_free_list_model.hpp"
 #include "fuzz_input.hpp"
 
 #include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
@@ -217,26 +218,10 @@ class driver {
   // release_free_chunks: every chunk whose blocks are all free goes, with its blocks, reported in
   // address order; the other chunks keep their order of addition and the stacks theirs.
   void release() {
-    std::vector<std::pair<std::uintptr_t, std::size_t>> expected;
-    for (auto it = chunks_.begin(); it != chunks_.end();) {
-      std::uintptr_t const b = it->first;
-      std::uintptr_t const e = b + it->second.blocks * bs_;
-      auto const lo          = free_.lower_bound(b);
-      auto const hi          = free_.lower_bound(e);
-      if (static_cast<std::size_t>(std::distance(lo, hi)) != it->second.blocks) {
-        ++it;
-        continue;
-      }
-      expected.emplace_back(b, e - b);
-      free_.erase(lo, hi);
-      for (auto& st : stacks_) {
-        st.erase(
-            std::remove_if(st.begin(), st.end(), [&](std::uintptr_t p) { return b <= p && p < e; }),
-            st.end());
-      }
-      added_.erase(
-          std::find_if(added_.begin(), added_.end(), [&](auto const& a) { return a.first == b; }));
-      it = chunks_.erase(it);
+    auto const expected = rmm::test::release_free_chunks(chunks_, free_, stacks_, bs_);
+    for (auto const& [base, bytes] : expected) {
+      added_.erase(std::find_if(
+          added_.begin(), added_.end(), [b = base](auto const& a) { return a.first == b; }));
     }
     FUZZ_CHECK(list_.release_free_chunks() == expected);
   }

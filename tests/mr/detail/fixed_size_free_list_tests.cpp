@@ -3,6 +3,7 @@
  * @brief Tests of rmm::mr::detail::fixed_size_free_list: edge cases, misuse errors, and
  * randomised operation sequences checked step by step against a naive reference model.
  */
+#include "fixed_size_free_list_model.hpp"
 #include "free_list_test_helpers.hpp"
 
 #include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
@@ -99,25 +100,7 @@ class reference_model {
 
   // Drops every chunk whose blocks are all free, with its blocks; returns them by address.
   std::vector<std::pair<std::uintptr_t, std::size_t>> release_free_chunks() {
-    std::vector<std::pair<std::uintptr_t, std::size_t>> out;
-    for (auto it = chunks_.begin(); it != chunks_.end();) {
-      std::uintptr_t const b = it->first;
-      std::uintptr_t const e = b + it->second.blocks * bs_;
-      auto const lo          = free_.lower_bound(b);
-      auto const hi          = free_.lower_bound(e);
-      if (static_cast<std::size_t>(std::distance(lo, hi)) != it->second.blocks) {
-        ++it;
-        continue;
-      }
-      out.emplace_back(b, e - b);
-      free_.erase(lo, hi);
-      for (auto& st : stacks_) {
-        st.erase(std::remove_if(st.begin(), st.end(), [&](auto p) { return b <= p && p < e; }),
-                 st.end());
-      }
-      it = chunks_.erase(it);
-    }
-    return out;
+    return rmm::test::release_free_chunks(chunks_, free_, stacks_, bs_);
   }
 
   // True if a pop for tag t can succeed: a block of t's stack or a never-handed-out one.
