@@ -11,11 +11,10 @@
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/detail/algorithms/piece_map.hpp>
 #include <rmm/mr/detail/mechanics/device_binding.hpp>
 #include <rmm/mr/detail/mechanics/pool_shard.hpp>
+#include <rmm/mr/detail/mechanics/shard_router.hpp>
 #include <rmm/mr/detail/mechanics/shared_state.hpp>
-#include <rmm/mr/detail/mechanics/stream_key.hpp>
 #include <rmm/mr/detail/mechanics/stream_resource_base.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -60,20 +59,21 @@ class pool_memory_resource_impl : private device_binding,
   /// The root's lock must have been found taken this many times before the pool shards.
   static constexpr std::uint32_t shard_after = 1024;
   /// At most this many child shards (fewer on machines with fewer hardware threads).
-  static constexpr std::size_t max_children = 32;
+  static constexpr std::size_t max_children = shard_router<pool_shard>::max_children;
 
   pool_memory_resource_impl(upstream_t upstream,
                             std::size_t initial_pool_size,
                             std::optional<std::size_t> maximum_pool_size)
       : root_{std::move(upstream), initial_pool_size, maximum_pool_size},
-        children_allowed_{root_.grows_in_place() ? 0 : child_limit()} {}
+        children_{root_.grows_in_place() ? 0 : shard_router<pool_shard>::default_limit()} {}
 
   pool_memory_resource_impl(pool_memory_resource_impl const&)            = delete;
   pool_memory_resource_impl& operator=(pool_memory_resource_impl const&) = delete;
 
-  // Members go in reverse order: the children (owned_) first, each giving its pieces back to the
-  // root (pieces_ still alive), then the root, which gives its chunks to the upstream; all with
-  // the pool's device current (device_binding, the first base, restores the caller's last).
+  // Members go in reverse order: the children (in children_) first, each giving its pieces back to
+  // the root (the piece map still alive), then the root, which gives its chunks to the upstream;
+  // all with the pool's device current (device_binding, the first base, restores the caller's
+  // last).
   ~pool_memory_resource_impl() { enter_for_teardown(); }
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
@@ -86,9 +86,9 @@ class pool_memory_resource_impl : private device_binding,
       throw_too_large(stream, bytes);
     }
     std::size_t const rounded = align_up(bytes, CUDA_ALLOCATION_ALIGNMENT);
-    if (!sharded_.load(std::memory_order_acquire)) {
+    if (!children_.sharded()) {
       void* p = root_.allocate_rounded(stream, bytes, rounded);
-      if (children_allowed_ > 0 && root_.contentions() >= shard_after) {
+      if (children_.limit() > 0 && root_.contentions() >= shard_after) {
         enable_sharding();
       }
       return p;
@@ -169,82 +169,27 @@ class pool_memory_resource_impl : private device_binding,
 
   /// @brief Shards the pool now, whatever the contention (for tests and benchmarks); does nothing
   /// over an upstream that grows in place. Thread-safe.
-  void enable_sharding() {
-    if (children_allowed_ == 0) {
-      return;
-    }
-    std::lock_guard<std::mutex> lock(route_mtx_);
-    if (pieces_ == nullptr) {
-      pieces_ = std::make_unique<piece_map>();
-      sharded_.store(true, std::memory_order_release);
-    }
-  }
+  void enable_sharding() { children_.enable(); }
 
   /// @brief Whether the pool has sharded. Thread-safe.
-  [[nodiscard]] bool sharded() const noexcept { return sharded_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool sharded() const noexcept { return children_.sharded(); }
 
   /// @brief Child shards made so far. Thread-safe.
-  [[nodiscard]] std::size_t num_children() const noexcept {
-    std::size_t n = 0;
-    for_each_child([&](pool_shard const&) { ++n; });
-    return n;
-  }
+  [[nodiscard]] std::size_t num_children() const noexcept { return children_.num_children(); }
 
  private:
   static constexpr std::size_t max_request =
       std::numeric_limits<std::size_t>::max() - CUDA_ALLOCATION_ALIGNMENT;
-  // Streams remembered for round-robin assignment; beyond this the table starts again (which
-  // moves streams to other shards: a matter of speed, not of safety).
-  static constexpr std::size_t max_assignments = 4096;
 
-  static std::size_t child_limit() noexcept {
-    std::size_t const hw = std::thread::hardware_concurrency();
-    return std::clamp<std::size_t>(hw, 2, max_children);
-  }
-
-  // The calling thread's recent routes, found without a lock.
   pool_shard& route(cuda::stream_ref stream) {
-    static thread_local stream_cache<pool_shard*> routes;
-    stream_key const key = stream_key::of(stream);
-    if (pool_shard* s = routes.find(id_, key)) {
-      return *s;
-    }
-    pool_shard* s = assign(key);
-    routes.remember(id_, key, s);
-    return *s;
-  }
-
-  pool_shard* assign(stream_key const& key) {
-    std::lock_guard<std::mutex> lock(route_mtx_);
-    for (auto const& [k, s] : assignments_) {
-      if (k == key) {
-        return s;
-      }
-    }
-    std::size_t const index = next_child_++ % children_allowed_;
-    pool_shard* s           = children_[index].load(std::memory_order_relaxed);
-    if (s == nullptr) {
-      owned_[index] = std::make_unique<pool_shard>(
-          root_, *pieces_, static_cast<pool_shard::owner_t>(index + 1));
-      s = owned_[index].get();
-      children_[index].store(s, std::memory_order_release);
-    }
-    if (assignments_.size() >= max_assignments) {
-      assignments_.clear();
-    }
-    assignments_.emplace_back(key, s);
-    return s;
+    return children_.route(stream, [this](piece_map& pieces, piece_map::owner_t owner) {
+      return std::make_unique<pool_shard>(root_, pieces, owner);
+    });
   }
 
   pool_shard& shard_of(void* ptr) const noexcept {
-    if (!sharded_.load(std::memory_order_acquire)) {
-      return root_;
-    }
-    auto const owner = pieces_->find(reinterpret_cast<std::uintptr_t>(ptr));
-    if (!owner) {
-      return root_;
-    }
-    return *children_[*owner - 1].load(std::memory_order_acquire);
+    pool_shard* child = children_.owner_of(ptr);
+    return child != nullptr ? *child : root_;
   }
 
   // A request no pool can hold (its rounding would wrap around): the pool's figures as they are.
@@ -307,23 +252,11 @@ class pool_memory_resource_impl : private device_binding,
 
   template <typename F>
   void for_each_child(F&& f) const {
-    for (std::size_t i = 0; i < children_allowed_; ++i) {
-      if (pool_shard* c = children_[i].load(std::memory_order_acquire)) {
-        f(*c);
-      }
-    }
+    children_.for_each_child(std::forward<F>(f));
   }
 
   pool_shard mutable root_;
-  std::size_t const children_allowed_;
-  std::atomic<bool> sharded_{false};
-  std::unique_ptr<piece_map> pieces_;  // made before `sharded_` is set, never replaced
-  std::array<std::atomic<pool_shard*>, max_children> children_{};
-  std::array<std::unique_ptr<pool_shard>, max_children> owned_{};
-  std::mutex route_mtx_;  // guards assignments_, next_child_ and making children
-  std::vector<std::pair<stream_key, pool_shard*>> assignments_;
-  std::size_t next_child_{0};
-  std::uint64_t const id_{next_resource_uid()};
+  shard_router<pool_shard> children_;  // destroyed first: the children give their pieces back
 };
 
 }  // namespace rmm::mr::detail

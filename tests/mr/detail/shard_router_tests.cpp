@@ -1,0 +1,146 @@
+// shard_router: which child serves a stream (the least loaded, counted by threads' cached routes,
+// given back when a route is evicted or its thread exits), and which child owns an address. Host
+// only: the streams are made-up handles that the router never passes to CUDA.
+#include <rmm/mr/detail/mechanics/shard_router.hpp>
+
+#include <cuda/stream_ref>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using rmm::mr::detail::piece_map;
+using rmm::mr::detail::shard_router;
+
+struct fake_shard {
+  piece_map* pieces;
+  piece_map::owner_t owner;
+};
+
+using router_t = shard_router<fake_shard>;
+
+cuda::stream_ref stream(std::uintptr_t i) {
+  return cuda::stream_ref{reinterpret_cast<cudaStream_t>(0x10000 + i * 0x100)};
+}
+
+// The owner number of the child that serves stream `i`, routed from the calling thread.
+piece_map::owner_t route(router_t& r, std::uintptr_t i) {
+  return r
+      .route(stream(i),
+             [](piece_map& pieces, piece_map::owner_t owner) {
+               return std::make_unique<fake_shard>(fake_shard{&pieces, owner});
+             })
+      .owner;
+}
+
+// Routes the streams in order on a new thread, which then exits; returns their owners.
+std::vector<piece_map::owner_t> route_on_new_thread(router_t& r,
+                                                    std::vector<std::uintptr_t> const& streams) {
+  std::vector<piece_map::owner_t> owners;
+  std::thread([&] {
+    for (auto i : streams) {
+      owners.push_back(route(r, i));
+    }
+  }).join();
+  return owners;
+}
+
+}  // namespace
+
+TEST_CASE("shard_router: a limit of 0 never shards", "[shard_router]") {
+  router_t r{0};
+  r.enable();
+  CHECK_FALSE(r.sharded());
+  int x = 0;
+  CHECK(r.owner_of(&x) == nullptr);
+  CHECK(r.num_children() == 0);
+}
+
+TEST_CASE("shard_router: live threads get distinct children, finished threads' children are reused",
+          "[shard_router]") {
+  router_t r{8};
+  r.enable();
+  REQUIRE(r.sharded());
+  // Two threads alive at once (the first waits for the second): children 1 and 2.
+  piece_map::owner_t first  = 0;
+  piece_map::owner_t second = 0;
+  std::thread a([&] {
+    first = route(r, 1);
+    std::thread([&] { second = route(r, 2); }).join();
+  });
+  a.join();
+  CHECK(first == 1);
+  CHECK(second == 2);
+  // Both have exited: a new thread's new stream goes to child 1 again, not to a third child
+  // (round robin, the earlier rule, made a new child for every new stream).
+  CHECK(route_on_new_thread(r, {3}) == std::vector<piece_map::owner_t>{1});
+  CHECK(r.num_children() == 2);
+  // A stream keeps its child, whichever thread routes it.
+  CHECK(route_on_new_thread(r, {2, 1, 3}) == std::vector<piece_map::owner_t>{2, 1, 1});
+}
+
+TEST_CASE("shard_router: a route evicted from a thread's cache stops counting", "[shard_router]") {
+  router_t r{8};
+  r.enable();
+  piece_map::owner_t later = 0;
+  std::thread a([&] {
+    // Four routes fill the cache: children 1-4. The fifth stream goes to child 5, and evicts the
+    // first route, so that child 1 is free again for the thread started next.
+    CHECK(route(r, 1) == 1);
+    CHECK(route(r, 2) == 2);
+    CHECK(route(r, 3) == 3);
+    CHECK(route(r, 4) == 4);
+    CHECK(route(r, 5) == 5);
+    std::thread([&] { later = route(r, 6); }).join();
+  });
+  a.join();
+  CHECK(later == 1);
+  CHECK(r.num_children() == 5);
+}
+
+TEST_CASE("shard_router: more live threads than children share the least loaded",
+          "[shard_router]") {
+  router_t r{2};
+  r.enable();
+  std::vector<piece_map::owner_t> owners(4);
+  // Nested threads: all four are alive when the innermost routes.
+  std::thread([&] {
+    owners[0] = route(r, 1);
+    std::thread([&] {
+      owners[1] = route(r, 2);
+      std::thread([&] {
+        owners[2] = route(r, 3);
+        std::thread([&] { owners[3] = route(r, 4); }).join();
+      }).join();
+    }).join();
+  }).join();
+  CHECK(owners == std::vector<piece_map::owner_t>{1, 2, 1, 2});
+}
+
+TEST_CASE("shard_router: owner_of finds the child by address", "[shard_router]") {
+  router_t r{4};
+  std::vector<char> memory(4096);
+  auto const base = reinterpret_cast<std::uintptr_t>(memory.data());
+  CHECK(r.owner_of(memory.data()) == nullptr);  // not sharded: everything is the root's
+  r.enable();
+  fake_shard* child = nullptr;
+  std::thread([&] {
+    child = &r.route(stream(1), [](piece_map& pieces, piece_map::owner_t owner) {
+      return std::make_unique<fake_shard>(fake_shard{&pieces, owner});
+    });
+  }).join();
+  REQUIRE(child != nullptr);
+  REQUIRE(child->pieces->insert(base + 1024, 1024, child->owner));
+  CHECK(r.owner_of(memory.data() + 1024) == child);
+  CHECK(r.owner_of(memory.data() + 2047) == child);
+  CHECK(r.owner_of(memory.data() + 2048) == nullptr);  // the root's
+  CHECK(r.owner_of(memory.data()) == nullptr);
+  child->pieces->erase(base + 1024);
+  CHECK(r.owner_of(memory.data() + 1024) == nullptr);
+}
