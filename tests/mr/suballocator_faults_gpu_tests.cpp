@@ -51,21 +51,30 @@ any_device make_suballocator(int which, any_device upstream) {
           rmm::mr::pool_memory_resource{std::move(upstream), 0}, 10, 17};
     case 3:
       return rmm::mr::arena_memory_resource{std::move(upstream), std::size_t{1} << 30};
-    default: {  // the pool, sharded from the start (its children borrow from the root)
+    case 4: {  // the pool, sharded from the start (its children borrow from the root)
       rmm::mr::pool_memory_resource pool{std::move(upstream), 0};
       rmm::mr::detail::shared_state<rmm::mr::detail::pool_memory_resource_impl>(pool)
           .enable_sharding();
       return pool;
     }
+    default: {  // fixed_size, sharded from the start (its children borrow chunks from the root)
+      rmm::mr::fixed_size_memory_resource fixed{std::move(upstream), 64 * KiB, 4};
+      rmm::mr::detail::shared_state<rmm::mr::detail::fixed_size_memory_resource_impl>(fixed)
+          .enable_sharding();
+      return fixed;
+    }
   }
 }
 
-constexpr int num_suballocators = 5;
+constexpr int num_suballocators = 6;
 
 char const* suballocator_name(int which) {
-  static char const* const names[] = {"pool", "fixed_size", "binning", "arena", "sharded pool"};
+  static char const* const names[] = {
+      "pool", "fixed_size", "binning", "arena", "sharded pool", "sharded fixed_size"};
   return names[which];
 }
+
+bool is_fixed_size(int which) { return which == 1 || which == 5; }
 
 struct fault_result {
   std::atomic<std::size_t> out_of_memory{0};
@@ -122,7 +131,7 @@ void run_faults(int which, std::size_t k, bool random) {
   fault_result result;
   {
     any_device mr               = make_suballocator(which, failing);
-    std::size_t const max_bytes = which == 1 ? 64 * KiB : 2 * MiB;
+    std::size_t const max_bytes = is_fixed_size(which) ? 64 * KiB : 2 * MiB;
     // Construction (fixed_size preallocates, the arena takes its arena) is not failed.
     if (random) {
       failing.fail_when([k, rng = std::mt19937_64{20261125}]() mutable { return rng() % k == 0; });
@@ -177,7 +186,7 @@ TEST_CASE("lifetime: streams destroyed while their blocks are in other streams' 
   for (int which = 0; which < num_suballocators; ++which) {
     INFO(suballocator_name(which));
     any_device mr               = make_suballocator(which, rmm::mr::cuda_memory_resource{});
-    std::size_t const max_bytes = which == 1 ? 64 * KiB : 512 * KiB;
+    std::size_t const max_bytes = is_fixed_size(which) ? 64 * KiB : 512 * KiB;
     std::atomic<std::size_t> mismatches{0};
     std::atomic<std::size_t> errors{0};
     std::vector<std::thread> threads;

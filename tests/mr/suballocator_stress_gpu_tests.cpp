@@ -51,6 +51,14 @@ struct stress_fixed_size {
     return rmm::mr::fixed_size_memory_resource{rmm::mr::cuda_memory_resource{}, 256 * KiB, 64};
   }
 };
+struct stress_sharded_fixed_size {  // children made at once, one per stream (round robin)
+  static rmm::mr::fixed_size_memory_resource make() {
+    rmm::mr::fixed_size_memory_resource fixed{rmm::mr::cuda_memory_resource{}, 256 * KiB, 64};
+    rmm::mr::detail::shared_state<rmm::mr::detail::fixed_size_memory_resource_impl>(fixed)
+        .enable_sharding();
+    return fixed;
+  }
+};
 struct stress_binning {
   static rmm::mr::binning_memory_resource make() {
     return rmm::mr::binning_memory_resource{
@@ -63,10 +71,12 @@ struct stress_arena {
     return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{1} << 30};
   }
 };
-#define RMM_STRESS_FACTORIES \
-  stress_pool, stress_sharded_pool, stress_fixed_size, stress_binning, stress_arena
+#define RMM_STRESS_FACTORIES                                                                      \
+  stress_pool, stress_sharded_pool, stress_fixed_size, stress_sharded_fixed_size, stress_binning, \
+      stress_arena
 #else
-#define RMM_STRESS_FACTORIES stress_pool, stress_sharded_pool, stress_fixed_size, stress_binning
+#define RMM_STRESS_FACTORIES \
+  stress_pool, stress_sharded_pool, stress_fixed_size, stress_sharded_fixed_size, stress_binning
 #endif
 
 // Live blocks of all threads, to prove that no two overlap.

@@ -11,13 +11,11 @@
 #include <rmm/detail/oom_report.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
-#include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
 #include <rmm/mr/detail/mechanics/device_binding.hpp>
-#include <rmm/mr/detail/mechanics/fixed_size_core_hooks.hpp>
+#include <rmm/mr/detail/mechanics/fixed_size_shard.hpp>
+#include <rmm/mr/detail/mechanics/shard_router.hpp>
 #include <rmm/mr/detail/mechanics/shared_state.hpp>
-#include <rmm/mr/detail/mechanics/stream_ordered_core.hpp>
 #include <rmm/mr/detail/mechanics/stream_resource_base.hpp>
-#include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>
@@ -28,6 +26,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,61 +35,41 @@
 namespace rmm::mr {
 namespace detail {
 
-/// @brief Shared state of fixed_size_memory_resource. Not for direct use.
+/**
+ * @brief Shared state of fixed_size_memory_resource. Not for direct use.
+ *
+ * Until threads contend, everything goes to the root shard (the resource as it always was: one
+ * lock, one free list, the upstream). Once the root's lock has been found taken `shard_after`
+ * times, the resource shards: each new stream is assigned the least loaded child shard, which
+ * borrows whole chunks from the root and serves its streams under its own lock; a deallocation
+ * finds the shard that owns the address in a piece map read without a lock
+ * (fixed_size_free_list.md, "Shards"; the routing is pool_memory_resource's, pool_shards.md).
+ *
+ * Thread-safe.
+ */
 class fixed_size_memory_resource_impl
     : private device_binding,
-      public stream_ordered_core<fixed_size_memory_resource_impl>,
-      private fixed_size_core_hooks<fixed_size_memory_resource_impl>,
       public stream_resource_base<fixed_size_memory_resource_impl> {
-  friend class stream_ordered_core<fixed_size_memory_resource_impl>;
-  static constexpr std::size_t prefetch_blocks = one_size_prefetch_blocks;  // blocks of one size
-  friend class fixed_size_core_hooks<fixed_size_memory_resource_impl>;
-  using fixed_size_core_hooks<fixed_size_memory_resource_impl>::adopt_rest;  // not the core's
-  using upstream_t                  = cuda::mr::any_resource<cuda::mr::device_accessible>;
-  static constexpr char const* name = "fixed_size_memory_resource";
+  using upstream_t                  = fixed_size_shard::upstream_t;
+  static constexpr char const* name = fixed_size_shard::name;
 
  public:
+  /// The root's lock must have been found taken this many times before the resource shards.
+  static constexpr std::uint32_t shard_after = 1024;
+
   fixed_size_memory_resource_impl(upstream_t upstream,
                                   std::size_t block_size,
                                   std::size_t blocks_to_preallocate)
-      : upstream_{std::move(upstream)},
-        block_size_{checked_block_size(block_size)},
-        blocks_per_chunk_{blocks_to_preallocate},
-        free_list_{block_size_} {
-    RMM_EXPECTS(blocks_to_preallocate > 0,
-                std::string{name} + ": blocks_to_preallocate must be at least 1, got 0");
-    RMM_EXPECTS(blocks_to_preallocate <= std::numeric_limits<std::size_t>::max() / block_size_,
-                std::string{name} + ": blocks_to_preallocate " +
-                    std::to_string(blocks_to_preallocate) + " times block_size " +
-                    std::to_string(block_size_) + " overflows");
-    if (!take_chunk(cuda_stream_default)) {
-      out_of_memory_report report;
-      report.resource        = name;
-      report.requested_bytes = blocks_per_chunk_ * block_size_;
-      report.reason = "preallocating " + std::to_string(blocks_per_chunk_) + " blocks of " +
-                      std::to_string(block_size_) + " bytes failed; " + last_upstream_error_;
-      report.reserved_bytes = 0;
-      rmm::detail::add_device_memory(report, bound_device());
-      throw rmm::out_of_memory(std::move(report));
-    }
-  }
+      : root_{std::move(upstream), block_size, blocks_to_preallocate, bound_device()},
+        children_{shard_router<fixed_size_shard>::default_limit()} {}
 
   fixed_size_memory_resource_impl(fixed_size_memory_resource_impl const&)            = delete;
   fixed_size_memory_resource_impl& operator=(fixed_size_memory_resource_impl const&) = delete;
 
-  // With the resource's device current throughout (device_binding, the first base, restores the
-  // caller's device after the core's own teardown).
-  ~fixed_size_memory_resource_impl() {
-    enter_for_teardown();
-    synchronize_for_teardown();
-    if (rmm::process_is_exiting()) {
-      return;
-    }
-    for (auto const& [base, bytes] : free_list_.chunks()) {
-      upstream_.deallocate(
-          cuda_stream_default, reinterpret_cast<void*>(base), bytes, CUDA_ALLOCATION_ALIGNMENT);
-    }
-  }
+  // Members go in reverse order: the children first, each giving its chunks back to the root,
+  // then the root, which gives every chunk to the upstream; all with the resource's device
+  // current (device_binding, the first base, restores the caller's last).
+  ~fixed_size_memory_resource_impl() { enter_for_teardown(); }
 
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
     expect_bound_device(name, "allocate", stream.get());
@@ -98,17 +77,30 @@ class fixed_size_memory_resource_impl
     if (bytes == 0) {
       return nullptr;
     }
-    RMM_EXPECTS(bytes <= block_size_,
+    RMM_EXPECTS(bytes <= root_.block_size(),
                 std::string{name} + ": cannot allocate " + std::to_string(bytes) +
-                    " bytes: larger than the block size " + std::to_string(block_size_),
+                    " bytes: larger than the block size " + std::to_string(root_.block_size()),
                 rmm::bad_alloc);
-    return allocate_on(stream, bytes, block_size_);
+    if (!children_.sharded()) {
+      void* p = root_.allocate_block(stream, bytes);
+      if (root_.contentions() >= shard_after) {
+        enable_sharding();
+      }
+      return p;
+    }
+    fixed_size_shard& s = route(stream);
+    try {
+      return s.allocate_block(stream, bytes);
+    } catch (rmm::out_of_memory const& e) {
+      return after_shard_oom(s, stream, bytes, e);
+    }
   }
 
   void deallocate(cuda::stream_ref stream, void* ptr, std::size_t, std::size_t) noexcept {
     if (ptr != nullptr) {
       expect_bound_device_noexcept(name, "deallocate", stream.get());
-      deallocate_on(stream, ptr, block_size_);
+      fixed_size_shard* child = children_.owner_of(ptr);
+      (child != nullptr ? *child : root_).deallocate_block(stream, ptr);
     }
   }
 
@@ -119,79 +111,80 @@ class fixed_size_memory_resource_impl
   }
 
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept {
-    return device_async_resource_ref{upstream_};
+    return root_.get_upstream_resource();
   }
-  [[nodiscard]] std::size_t block_size() const noexcept { return block_size_; }
+  [[nodiscard]] std::size_t block_size() const noexcept { return root_.block_size(); }
+
+  // Every shard's, each under its own lock in turn.
   [[nodiscard]] std::size_t capacity_blocks() const noexcept {
-    std::lock_guard<spin_mutex> lock(mutex());
-    return free_list_.capacity();
+    std::size_t n = root_.capacity_blocks();
+    children_.for_each_child([&](fixed_size_shard const& c) { n += c.capacity_blocks(); });
+    return n;
   }
   [[nodiscard]] std::size_t free_blocks() const noexcept {
-    std::lock_guard<spin_mutex> lock(mutex());
-    return free_list_.size() + batched_bytes() / block_size_;  // see stream_ordered_core.md
+    std::size_t n = root_.free_blocks();
+    children_.for_each_child([&](fixed_size_shard const& c) { n += c.free_blocks(); });
+    return n;
   }
+
+  /// @brief Shards now, whatever the contention (for tests and benchmarks). Thread-safe.
+  void enable_sharding() { children_.enable(); }
+
+  /// @brief Whether the resource has sharded. Thread-safe.
+  [[nodiscard]] bool sharded() const noexcept { return children_.sharded(); }
+
+  /// @brief Child shards made so far. Thread-safe.
+  [[nodiscard]] std::size_t num_children() const noexcept { return children_.num_children(); }
 
  private:
-  using tag_t = fixed_size_free_list::tag_t;
-
-  static std::size_t checked_block_size(std::size_t block_size) {
-    RMM_EXPECTS(block_size > 0, std::string{name} + ": block_size must not be 0");
-    RMM_EXPECTS(block_size <= std::numeric_limits<std::size_t>::max() - CUDA_ALLOCATION_ALIGNMENT,
-                std::string{name} + ": block_size " + std::to_string(block_size) + " is too large");
-    return align_up(block_size, CUDA_ALLOCATION_ALIGNMENT);
+  fixed_size_shard& route(cuda::stream_ref stream) {
+    return children_.route(stream, [this](piece_map& pieces, piece_map::owner_t owner) {
+      return std::make_unique<fixed_size_shard>(root_, pieces, owner);
+    });
   }
 
-  // A chunk of blocks_per_chunk_ blocks. The blocks are fresh (owned by no stream), so the
-  // upstream allocation is made complete before any stream may take one.
-  bool take_chunk(cuda::stream_ref stream) {
-    std::size_t const bytes = block_size_ * blocks_per_chunk_;
-    try {
-      void* base = upstream_.allocate(stream, bytes, CUDA_ALLOCATION_ALIGNMENT);
-      try {
-        free_list_.add_chunk(reinterpret_cast<std::uintptr_t>(base), blocks_per_chunk_);
-      } catch (...) {
-        upstream_.deallocate(stream, base, bytes, CUDA_ALLOCATION_ALIGNMENT);
-        throw;
+  // A child could not serve a request, even after its own last resort: the other children give
+  // their free chunks back to the root, then the child and the root itself are tried again. If
+  // both fail, the report is the root's with the blocks of every shard, and both reasons.
+  void* after_shard_oom(fixed_size_shard& s,
+                        cuda::stream_ref stream,
+                        std::size_t bytes,
+                        rmm::out_of_memory const& first) {
+    children_.for_each_child([&](fixed_size_shard& c) {
+      if (&c != &s) {
+        c.release();
       }
-      stream.sync();
-      return true;
-    } catch (std::bad_alloc const& e) {
-      last_upstream_error_ = "upstream failed to allocate " + std::to_string(bytes) +
-                             " bytes: " + rmm::detail::upstream_failure(e);
-      return false;
+    });
+    try {
+      return s.allocate_block(stream, bytes);
+    } catch (rmm::out_of_memory const&) {
+    }
+    try {
+      return root_.allocate_block(stream, bytes);
+    } catch (rmm::out_of_memory const& e) {
+      out_of_memory_report report;
+      if (e.report() != nullptr) {
+        report = *e.report();
+      } else {
+        report.resource        = name;
+        report.requested_bytes = bytes;
+      }
+      report.reason =
+          (first.report() != nullptr ? first.report()->reason : rmm::detail::oom_message(first)) +
+          "; after the other shards gave their free chunks back, the root: " +
+          (e.report() != nullptr ? e.report()->reason : rmm::detail::oom_message(e));
+      std::size_t const held    = capacity_blocks() * root_.block_size();
+      std::size_t const free    = free_blocks() * root_.block_size();
+      report.reserved_bytes     = held;
+      report.used_bytes         = held - free;
+      report.free_bytes         = free;
+      report.largest_free_block = free > 0 ? root_.block_size() : 0;
+      throw rmm::out_of_memory(std::move(report));
     }
   }
 
-  // --- the other hooks of stream_ordered_core (called with the lock held) ---
-  bool grow(std::size_t, cuda::stream_ref stream, tag_t) { return take_chunk(stream); }
-  void release_free_upstream() noexcept {}
-
-  // Every block is in use (the core has synchronised and taken back every free block) and a new
-  // chunk could not be had. Lock held.
-  [[nodiscard]] out_of_memory_report oom_report(std::size_t requested, std::size_t) const {
-    std::size_t const held = free_list_.capacity() * block_size_;
-    std::size_t const free = free_list_.size() * block_size_ + batched_bytes();
-    out_of_memory_report report;
-    report.resource        = name;
-    report.requested_bytes = requested;
-    report.reason          = "all " + std::to_string(free_list_.capacity()) + " blocks of " +
-                    std::to_string(block_size_) + " bytes are in use, and growing by " +
-                    std::to_string(blocks_per_chunk_) + " blocks failed; " + last_upstream_error_;
-    report.reserved_bytes     = held;
-    report.used_bytes         = held - free;
-    report.free_bytes         = free;
-    report.largest_free_block = free > 0 ? block_size_ : 0;
-    if (bound_device() >= 0) {
-      report.device = bound_device();
-    }
-    return report;
-  }
-
-  upstream_t mutable upstream_;
-  std::size_t block_size_;
-  std::size_t blocks_per_chunk_;
-  fixed_size_free_list free_list_;
-  std::string last_upstream_error_;
+  fixed_size_shard mutable root_;
+  shard_router<fixed_size_shard> children_;  // destroyed first: the children give chunks back
 };
 
 }  // namespace detail
@@ -212,10 +205,18 @@ class fixed_size_memory_resource_impl
  * fills it to 32 returns the oldest 16 to the stream's list, so that the stream's other
  * allocations and frees need only its own lock. Other streams reach set-aside blocks once they
  * return to the list, or when memory runs out (detail/mechanics/stream_ordered_core.md,
- * "Prefetch"). free_blocks() counts them. When every block is in use and a new chunk cannot be had,
- * rmm::out_of_memory's report() gives the request, the bytes held (reserved), used and free, the
- * largest request a free block serves, the stream, the device, and as reason the upstream's
- * failure.
+ * "Prefetch"). free_blocks() counts them.
+ *
+ * Once threads contend for it (its lock found taken 1024 times; never with one thread), the
+ * resource shards: each stream is served by a child with its own lock and free list, which
+ * borrows whole chunks of `blocks_to_preallocate` blocks (one at least per child, up to one child
+ * per hardware thread); frees from any stream go back to the child that owns the block. Chunks
+ * left free in one child serve another when the upstream cannot give more (after a device
+ * synchronisation per child). capacity_blocks() and free_blocks() count every child's blocks.
+ * Design: detail/algorithms/fixed_size_free_list.md, "Shards". When every block is in use and a new
+ * chunk cannot be had, rmm::out_of_memory's report() gives the request, the bytes held (reserved),
+ * used and free, the largest request a free block serves, the stream, the device, and as reason the
+ * upstream's failure.
  *
  * Allocation and deallocation are thread-safe. This class is copyable and shares ownership of
  * its internal state, allowing multiple instances to safely reference the same underlying pool.
