@@ -21,9 +21,8 @@ namespace rmm::mr::detail {
  * A batch is full when it holds `Capacity` blocks or at least `byte_limit` bytes (a limit of 0:
  * blocks only); the caller then takes every block out (`take_all`), or the oldest ones
  * (`take_oldest`, keeping the newest for its own stream), and returns them under the shared
- * lock. A block of
- * exactly the size asked can be taken back by its own stream (`take_exact`), most recently
- * freed first: stream order makes that safe with no ordering call.
+ * lock. A block of exactly the size asked can be taken back by its own stream (`take_exact`),
+ * most recently freed first: stream order makes that safe with no ordering call.
  *
  * @tparam Capacity the most blocks held
  */

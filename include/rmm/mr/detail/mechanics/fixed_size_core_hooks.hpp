@@ -8,6 +8,7 @@
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -61,10 +62,9 @@ class fixed_size_core_hooks {
   void retag(tag_t from, tag_t to) { list().retag(from, to); }
 
   void adopt_rest(void*, std::size_t, tag_t from, tag_t to) noexcept {
-    std::size_t const n    = list().stacked(from);
-    std::size_t const half = n / 2;
+    std::size_t const half = list().stacked(from) / 2;
     try {
-      list().retag_newest(from, to, half > one_size_adopt_blocks ? half : one_size_adopt_blocks);
+      list().retag_newest(from, to, std::max(half, one_size_adopt_blocks));
     } catch (...) {  // out of host memory for `to`'s stack: the blocks stay with `from`
     }
   }

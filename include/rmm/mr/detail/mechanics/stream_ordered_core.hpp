@@ -93,11 +93,7 @@ class stream_ordered_core {
     std::unique_lock<spin_mutex> lock(mtx_);
     tag_t const tag = slot_of(key);
     if (auto p = derived().try_allocate(rounded, tag)) {
-      if constexpr (Derived::prefetch_blocks > 0) {
-        if (batching_.load(std::memory_order_relaxed)) {  // inline: one stream skips the call
-          prefetch(key, rounded, tag);
-        }
-      }
+      maybe_prefetch(key, rounded, tag);
       return *p;
     }
     return allocate_slow(std::move(lock), stream, key, requested, rounded, tag);
@@ -114,11 +110,7 @@ class stream_ordered_core {
                                         std::size_t rounded,
                                         tag_t tag) {
     if (auto p = from_unowned(rounded, tag)) {
-      if constexpr (Derived::prefetch_blocks > 0) {
-        if (batching_.load(std::memory_order_relaxed)) {  // inline: one stream skips the call
-          prefetch(key, rounded, tag);
-        }
-      }
+      maybe_prefetch(key, rounded, tag);
       return *p;
     }
     if (auto p = from_other_streams(key, rounded, tag)) {
@@ -291,6 +283,15 @@ class stream_ordered_core {
 
   void remember(stream_key const& key, slot* s) noexcept { cache().remember(id_, key, s); }
 
+  // Inline, so that one stream (or a resource that does not prefetch) skips the call.
+  void maybe_prefetch(stream_key const& key, std::size_t size, tag_t tag) noexcept {
+    if constexpr (Derived::prefetch_blocks > 0) {
+      if (batching_.load(std::memory_order_relaxed)) {
+        prefetch(key, size, tag);
+      }
+    }
+  }
+
   // With two or more streams (the caller checks), after an allocation for `key` from its own
   // list or unowned memory (shared lock held): fills its batch to Derived::prefetch_blocks blocks
   // from the same places, never filling it. Why this is safe: stream_ordered_core.md, "Prefetch".
@@ -432,9 +433,11 @@ class stream_ordered_core {
       slot& s = *slots_[t];
       std::lock_guard<spin_mutex> slot_lock(s.mtx);
       std::size_t const n = s.batch.take_all(out);
+      std::size_t bytes   = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        s.batched.fetch_sub(out[i].size, std::memory_order_relaxed);
+        bytes += out[i].size;
       }
+      s.batched.fetch_sub(bytes, std::memory_order_relaxed);
       all.insert(all.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n));
     }
     return all;
