@@ -55,6 +55,38 @@ namespace rmm::detail {
 }
 
 /**
+ * @brief The reason of @p e's report, or (without a report) its message.
+ * @throws std::bad_alloc if the string cannot be allocated.
+ */
+[[nodiscard]] inline std::string oom_reason(rmm::out_of_memory const& e) {
+  return e.report() != nullptr ? e.report()->reason : oom_message(e);
+}
+
+/**
+ * @brief The report of a sharded resource named @p resource whose last try (its root) threw
+ * @p last after a child threw @p first: the root's report (or one naming only the resource and
+ * the @p requested bytes), with as reason the child's, then @p bridge, then the root's
+ * (@p last_reason, the root's reason as the caller wants it quoted).
+ * @throws std::bad_alloc if the strings cannot be allocated.
+ */
+[[nodiscard]] inline out_of_memory_report sharded_report(char const* resource,
+                                                         std::size_t requested,
+                                                         rmm::out_of_memory const& first,
+                                                         rmm::out_of_memory const& last,
+                                                         std::string const& bridge,
+                                                         std::string const& last_reason) {
+  out_of_memory_report report;
+  if (last.report() != nullptr) {
+    report = *last.report();
+  } else {
+    report.resource        = resource;
+    report.requested_bytes = requested;
+  }
+  report.reason = oom_reason(first) + bridge + last_reason;
+  return report;
+}
+
+/**
  * @brief The report of an adaptor named @p resource that holds no memory and asked its upstream
  * for more than the caller's @p requested bytes (padding), after the upstream threw @p e: the
  * upstream's figures (reserved, free, device, ...; none if @p e has no report), the adaptor's

@@ -162,17 +162,13 @@ class fixed_size_memory_resource_impl
     try {
       return root_.allocate_block(stream, bytes);
     } catch (rmm::out_of_memory const& e) {
-      out_of_memory_report report;
-      if (e.report() != nullptr) {
-        report = *e.report();
-      } else {
-        report.resource        = name;
-        report.requested_bytes = bytes;
-      }
-      report.reason =
-          (first.report() != nullptr ? first.report()->reason : rmm::detail::oom_message(first)) +
-          "; after the other shards gave their free chunks back, the root: " +
-          (e.report() != nullptr ? e.report()->reason : rmm::detail::oom_message(e));
+      out_of_memory_report report = rmm::detail::sharded_report(
+          name,
+          bytes,
+          first,
+          e,
+          "; after the other shards gave their free chunks back, the root: ",
+          rmm::detail::oom_reason(e));
       std::size_t const held    = capacity_blocks() * root_.block_size();
       std::size_t const free    = free_blocks() * root_.block_size();
       report.reserved_bytes     = held;

@@ -228,22 +228,18 @@ class pool_memory_resource_impl : private device_binding,
     try {
       return root_.allocate_rounded(stream, bytes, rounded);
     } catch (rmm::out_of_memory const& e) {
-      out_of_memory_report report;
-      if (e.report() != nullptr) {
-        report = *e.report();
-      } else {
-        report.resource        = name;
-        report.requested_bytes = bytes;
-      }
       std::string const rounding = "(" + std::to_string(rounded) + " after rounding): ";
-      std::string root_reason =
-          e.report() != nullptr ? e.report()->reason : rmm::detail::oom_message(e);
+      std::string root_reason    = rmm::detail::oom_reason(e);
       if (root_reason.compare(0, rounding.size(), rounding) == 0) {
         root_reason.erase(0, rounding.size());  // said once, by the shard's reason
       }
-      report.reason =
-          (first.report() != nullptr ? first.report()->reason : rmm::detail::oom_message(first)) +
-          "; after the other shards gave their free pieces back, the pool's root: " + root_reason;
+      out_of_memory_report report = rmm::detail::sharded_report(
+          name,
+          bytes,
+          first,
+          e,
+          "; after the other shards gave their free pieces back, the pool's root: ",
+          root_reason);
       report.free_bytes         = free_bytes();
       report.largest_free_block = largest_free_block();
       throw rmm::out_of_memory(std::move(report));
