@@ -5,6 +5,8 @@
 // The timed region opens once all T threads have started (rb::run_on_threads' gate) and ends after
 // they are joined and the device synchronised: Mops_per_s = 2 n T / time and ns_per_op = time /
 // (2 n T). Mops_per_s_with_start times from before the threads start, as torch_mt_alloc.py does.
+// reserved_MiB: device memory in use after the last run (everything freed) less before the
+// resource was made, what the resource keeps (cudaMemGetInfo; 0 without a GPU).
 //
 //   rmm_multithread_bench [Google Benchmark flags]
 //   default: n = 10000 per thread, max = 1 MiB
@@ -35,7 +37,19 @@ struct mt_fixture {
   std::vector<rb::live_list> live;
   std::size_t runs_per_rep{1};
   std::vector<double> with_start;  // each run's seconds counted from before the threads start
+  double used_before{};            // device memory in use before the resource was made (bytes)
 };
+
+/// @brief Device memory in use (total less free), in bytes; 0 without a GPU.
+double device_used_bytes() {
+  std::size_t free  = 0;
+  std::size_t total = 0;
+  if (!rb::have_gpu() || cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return static_cast<double>(total - free);
+}
 
 /// @brief Runs the workload on every thread once; returns the seconds from the opening of the
 /// threads' gate to after the device synchronisation, and adds the seconds from before the threads
@@ -103,7 +117,8 @@ void bm_mt(benchmark::State& state,
           for (auto& l : made->live) {
             l.reserve(num + 1);
           }
-          made->mr = make();
+          made->used_before = device_used_bytes();
+          made->mr          = make();
           return made;
         },
         fresh);
@@ -124,6 +139,9 @@ void bm_mt(benchmark::State& state,
     }
     state.counters["Mops_per_s_with_start"] = ops / with_start / 1e6;
     state.counters["failed_allocs"]         = static_cast<double>(failures) / runs;
+    // What the resource holds once every run has freed everything: its reservation, the memory
+    // price of its speed (each thread's live peak is at most 16000 / T MiB).
+    state.counters["reserved_MiB"] = (device_used_bytes() - fx.used_before) / (1024.0 * 1024.0);
   });
 }
 

@@ -282,6 +282,32 @@ def mt_table(results, peers, family="mt"):
             + table(header, rows))
 
 
+def mt_reserved_table(results, family="mt"):
+    """The multi-thread rows' counter reserved_MiB (device memory the resource keeps after its
+    runs, everything freed); None for runs older than the counter."""
+    keys = results.keys(family)
+    grid = sorted({(int(p["T"]), int(p["n"]), int(p["max"])) for _, _, p, _ in keys
+                   if {"T", "n", "max"} <= set(p)})
+    resources = present(results, family, OURS + RMM_PEER + BASELINES)
+    rows, seen = [], False
+    for t, n, mib in grid:
+        line = [t, f"{n:,}", mib, f"{16000 // t:,}"]
+        for res in resources:
+            text, v = cell(results.find(family, res, T=t, n=n, max=mib), "reserved_MiB", 4)
+            seen = seen or v is not None
+            line.append(text)
+        rows.append(line)
+    if not seen:
+        return None
+    streams = "T streams" if family == "mt" else "their per-thread default streams"
+    return (f"### Device memory kept after the runs, T threads on {streams} (MiB, median; "
+            "lower is better)\n\n"
+            "`reserved_MiB`: device memory in use after the last run (every block freed) less "
+            "before the resource was made. Each thread's live bytes stay under 16000 / T MiB "
+            "(column `live cap per thread`).\n\n"
+            + table(["T", "n/thread", "max MiB", "live cap per thread"] + resources, rows))
+
+
 def mgpu_table(results):
     """rmm_multigpu_bench: aggregate Mops/s per resource for each G (GPUs) and T (threads, T / G
     per GPU); RMM's columns (rmm_pool, rmm_arena) beside ours when its peer ran."""
@@ -412,6 +438,7 @@ def tables(folders):
     if peers["notes"]:
         parts.append("\n".join(f"- {n}" for n in peers["notes"]))
     for t in (random_table(results, peers), mt_table(results, peers), mt_table(results, peers, "mtptds"),
+              mt_reserved_table(results), mt_reserved_table(results, "mtptds"),
               mgpu_table(results), replay_table(results, peers), pinned_table(results),
               realloc_table(results)):
         if t:
