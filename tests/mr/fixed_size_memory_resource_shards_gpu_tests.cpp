@@ -204,3 +204,49 @@ TEST_CASE("fixed_size shards: chunks left free in one child serve another when m
   }
   CHECK(counting.counts().bytes_outstanding == 0);
 }
+
+TEST_CASE("fixed_size shards: children reuse the chunks the root grew to before sharding",
+          "[gpu][fixed_size][shards]") {
+  constexpr std::size_t chunk = 16 * 64 * KiB;
+  rmm::test::counting_resource counting{cuda_memory_resource{}};
+  {
+    fixed_size_memory_resource mr{counting, 64 * KiB, 16};
+    rmm::cuda_stream a;
+    rmm::cuda_stream b;
+    std::vector<void*> blocks;
+    for (std::uint32_t i = 0; i < 48; ++i) {  // the root grows to three chunks
+      blocks.push_back(mr.allocate(a, 64 * KiB, 256));
+      rmm::test::fill_pattern(blocks.back(), 64 * KiB, i, a.value());
+    }
+    void* kept = blocks.back();  // one block stays in use: its chunk stays with the root
+    blocks.pop_back();
+    for (void* p : blocks) {
+      mr.deallocate(a, p, 64 * KiB, 256);  // freed on a, whose work may still run
+    }
+    CHECK(counting.counts().bytes_outstanding == 3 * chunk);
+    state(mr).enable_sharding();
+    // b's child takes the root's two chunks with no block in use (after waiting for the device),
+    // not two new ones from the upstream.
+    std::vector<void*> on_b;
+    for (std::uint32_t i = 0; i < 32; ++i) {
+      on_b.push_back(mr.allocate(b, 64 * KiB, 256));
+      rmm::test::fill_pattern(on_b.back(), 64 * KiB, 100 + i, b.value());
+    }
+    CHECK(counting.counts().bytes_outstanding == 3 * chunk);
+    CHECK(mr.capacity_blocks() == 48);
+    CHECK(state(mr).shard_capacities() == std::vector<std::size_t>{16, 32});  // root, b's child
+    a.synchronize();  // the test's own ordering for reading a's pattern on b
+    CHECK(rmm::test::count_pattern_mismatches(kept, 64 * KiB, 47, b.value()) == 0);
+    for (std::uint32_t i = 0; i < on_b.size(); ++i) {
+      CHECK(rmm::test::count_pattern_mismatches(on_b[i], 64 * KiB, 100 + i, b.value()) == 0);
+      mr.deallocate(b, on_b[i], 64 * KiB, 256);
+    }
+    // And b's child serves again from its two chunks.
+    void* more = mr.allocate(b, 64 * KiB, 256);
+    CHECK(counting.counts().bytes_outstanding == 3 * chunk);
+    mr.deallocate(b, more, 64 * KiB, 256);
+    mr.deallocate(a, kept, 64 * KiB, 256);
+  }
+  CHECK(counting.counts().bytes_outstanding == 0);
+  CHECK(counting.counts().allocations == counting.counts().deallocations);
+}

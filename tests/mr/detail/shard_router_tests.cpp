@@ -1,6 +1,7 @@
-// shard_router: which child serves a stream (the least loaded, counted by threads' cached routes,
-// given back when a route is evicted or its thread exits), and which child owns an address. Host
-// only: the streams are made-up handles that the router never passes to CUDA.
+// shard_router: which child serves a stream (the one with the fewest users: threads' cached
+// routes, given back when a route is evicted or its thread exits, and created streams assigned to
+// it), and which child owns an address. Host only: the streams are made-up handles (and
+// cudaStreamPerThread) that the router never passes to CUDA.
 #include <rmm/mr/detail/mechanics/shard_router.hpp>
 
 #include <cuda/stream_ref>
@@ -25,8 +26,11 @@ struct fake_shard {
 
 using router_t = shard_router<fake_shard>;
 
+constexpr std::uintptr_t per_thread = 0;  // the calling thread's per-thread default stream
+
 cuda::stream_ref stream(std::uintptr_t i) {
-  return cuda::stream_ref{reinterpret_cast<cudaStream_t>(0x10000 + i * 0x100)};
+  return i == per_thread ? cuda::stream_ref{cudaStreamPerThread}
+                         : cuda::stream_ref{reinterpret_cast<cudaStream_t>(0x10000 + i * 0x100)};
 }
 
 // The owner number of the child that serves stream `i`, routed from the calling thread.
@@ -62,27 +66,38 @@ TEST_CASE("shard_router: a limit of 0 never shards", "[shard_router]") {
   CHECK(r.num_children() == 0);
 }
 
-TEST_CASE("shard_router: live threads get distinct children, finished threads' children are reused",
+TEST_CASE("shard_router: per-thread streams of finished threads leave their children to new ones",
           "[shard_router]") {
   router_t r{8};
   r.enable();
   REQUIRE(r.sharded());
-  // Two threads alive at once (the first waits for the second): children 1 and 2.
+  // Two threads alive at once (the first waits for the second), each on its per-thread default
+  // stream (a different stream in each thread): children 1 and 2.
   piece_map::owner_t first  = 0;
   piece_map::owner_t second = 0;
   std::thread a([&] {
-    first = route(r, 1);
-    std::thread([&] { second = route(r, 2); }).join();
+    first = route(r, per_thread);
+    std::thread([&] { second = route(r, per_thread); }).join();
   });
   a.join();
   CHECK(first == 1);
   CHECK(second == 2);
-  // Both have exited: a new thread's new stream goes to child 1 again, not to a third child
-  // (round robin, the earlier rule, made a new child for every new stream).
-  CHECK(route_on_new_thread(r, {3}) == std::vector<piece_map::owner_t>{1});
+  // Both have exited: a new thread's per-thread stream goes to child 1 again, not to a third
+  // child (round robin, the earlier rule, made a new child for every new stream).
+  CHECK(route_on_new_thread(r, {per_thread}) == std::vector<piece_map::owner_t>{1});
   CHECK(r.num_children() == 2);
+}
+
+TEST_CASE("shard_router: created streams spread over children and keep theirs", "[shard_router]") {
+  router_t r{8};
+  r.enable();
+  // Stream 1's thread has exited, but the stream may come back: stream 2 gets a child of its own.
+  CHECK(route_on_new_thread(r, {1}) == std::vector<piece_map::owner_t>{1});
+  CHECK(route_on_new_thread(r, {2}) == std::vector<piece_map::owner_t>{2});
   // A stream keeps its child, whichever thread routes it.
-  CHECK(route_on_new_thread(r, {2, 1, 3}) == std::vector<piece_map::owner_t>{2, 1, 1});
+  CHECK(route_on_new_thread(r, {2, 1}) == std::vector<piece_map::owner_t>{2, 1});
+  // A per-thread stream goes to the first child with no user: a new one.
+  CHECK(route_on_new_thread(r, {per_thread}) == std::vector<piece_map::owner_t>{3});
 }
 
 TEST_CASE("shard_router: a route evicted from a thread's cache stops counting", "[shard_router]") {
@@ -90,33 +105,33 @@ TEST_CASE("shard_router: a route evicted from a thread's cache stops counting", 
   r.enable();
   piece_map::owner_t later = 0;
   std::thread a([&] {
-    // Four routes fill the cache: children 1-4. The fifth stream goes to child 5, and evicts the
-    // first route, so that child 1 is free again for the thread started next.
-    CHECK(route(r, 1) == 1);
+    // Four routes fill the cache: the thread's per-thread stream on child 1, streams 2-4 on
+    // children 2-4. Stream 5 goes to child 5 and evicts the first route, so that child 1 has no
+    // user left for the thread started next.
+    CHECK(route(r, per_thread) == 1);
     CHECK(route(r, 2) == 2);
     CHECK(route(r, 3) == 3);
     CHECK(route(r, 4) == 4);
     CHECK(route(r, 5) == 5);
-    std::thread([&] { later = route(r, 6); }).join();
+    std::thread([&] { later = route(r, per_thread); }).join();
   });
   a.join();
   CHECK(later == 1);
   CHECK(r.num_children() == 5);
 }
 
-TEST_CASE("shard_router: more live threads than children share the least loaded",
-          "[shard_router]") {
+TEST_CASE("shard_router: more live threads than children share the least used", "[shard_router]") {
   router_t r{2};
   r.enable();
   std::vector<piece_map::owner_t> owners(4);
   // Nested threads: all four are alive when the innermost routes.
   std::thread([&] {
-    owners[0] = route(r, 1);
+    owners[0] = route(r, per_thread);
     std::thread([&] {
-      owners[1] = route(r, 2);
+      owners[1] = route(r, per_thread);
       std::thread([&] {
-        owners[2] = route(r, 3);
-        std::thread([&] { owners[3] = route(r, 4); }).join();
+        owners[2] = route(r, per_thread);
+        std::thread([&] { owners[3] = route(r, per_thread); }).join();
       }).join();
     }).join();
   }).join();

@@ -157,12 +157,16 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   }
 
   /**
-   * @brief The root lends a chunk to a child: a spare one, or a new one from the upstream for
-   * @p stream, complete before it returns (so that any stream may use it). nullopt, with the
-   * reason in @p error, if the upstream fails. Takes the root's lock.
+   * @brief The root lends a chunk to a child: a spare one (also one of the root's own chunks with
+   * no block handed out, see reclaim_free_chunks), or a new one from the upstream for @p stream,
+   * complete before it returns (so that any stream may use it). nullopt, with the reason in
+   * @p error, if the upstream fails. Takes the root's lock.
    */
   std::optional<std::uintptr_t> lend_chunk(cuda::stream_ref stream, std::string& error) {
     std::lock_guard<spin_mutex> lock(mutex());
+    if (spare_.empty()) {
+      reclaim_free_chunks();
+    }
     if (!spare_.empty()) {
       std::uintptr_t const base = spare_.back();
       spare_.pop_back();
@@ -244,6 +248,26 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
     return true;
   }
 
+  // The root's own chunks with no block handed out become spares, so that children reuse what
+  // the root grew to before the resource sharded (else it stays with the root, unused, and the
+  // children take as much again from the upstream). Their blocks may still be in use by the
+  // streams that freed them, so this waits for the device: tried only once at least a chunk's
+  // worth more blocks are free than after the last try. The root's; lock held.
+  void reclaim_free_chunks() noexcept {
+    if (free_list_.size() + batched_bytes() / block_size_ < reclaim_floor_ + blocks_per_chunk_) {
+      return;
+    }
+    try {
+      spare_.reserve(spare_.size() + free_list_.num_chunks());  // pushes below cannot throw
+      synchronize_and_disown();
+      for (auto const& [base, bytes] : free_list_.release_free_chunks()) {
+        spare_.push_back(base);
+      }
+    } catch (...) {  // out of host memory: the chunks stay in the list
+    }
+    reclaim_floor_ = free_list_.size();
+  }
+
   // A child's growth: a whole chunk borrowed from the root, recorded in the piece map.
   bool borrow(cuda::stream_ref stream) {
     std::string error;
@@ -323,6 +347,7 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   fixed_size_free_list free_list_;
   std::string last_upstream_error_;
   std::vector<std::uintptr_t> spare_;  // the root's: chunks given back by children, unused
+  std::size_t reclaim_floor_{};        // the root's free blocks after its last reclaim
   fixed_size_shard* parent_{};         // a child's root
   piece_map* pieces_{};                // a child's record of its chunks
   owner_t owner_{};                    // a child's number in `pieces_` (1, 2, ...); 0 for the root

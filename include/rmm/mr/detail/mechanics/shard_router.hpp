@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,13 +29,14 @@ namespace rmm::mr::detail {
  * @brief The child shards of a sharded resource and the routes to them. Not for direct use.
  *
  * Until enable() is called, every stream and every address belongs to the root (which the owner
- * keeps itself). After it, each stream is assigned a child shard: the one that the fewest live
- * threads use now (lowest number first; at most `limit` children, made on first use), remembered
- * in a table (`max_assignments` streams, then it starts again) and in a per-thread cache of four
- * routes. A child's load is the number of threads' cached routes to it, given back when a route
- * is evicted or its thread exits: so the threads of a program that starts new threads for new
- * work (each with a new per-thread default stream) land on the children that the finished
- * threads used, and their memory, rather than spreading over every child in turn. A child
+ * keeps itself). After it, each stream is assigned the child shard with the fewest users (lowest
+ * number first; at most `limit` children, made on first use), remembered in a table
+ * (`max_assignments` streams, then it starts again) and in a per-thread cache of four routes. A
+ * child's users are the threads' cached routes to it (given back when a route is evicted or its
+ * thread exits) plus the created streams assigned to it: so a program that starts new threads
+ * for new work, each on its per-thread default stream, lands them on the children (and the
+ * memory) that the finished threads used, rather than spreading over every child in turn, while
+ * created streams, which outlive their threads, are spread over the children. A child
  * records the memory it holds in the piece map under its number (1, 2, ...), and owner_of()
  * finds the child that owns an address with one lock-free lookup (nullptr: the root's). Which
  * child serves a stream is a matter of speed and memory, never of safety: each shard keeps the
@@ -198,8 +200,9 @@ class shard_router {
     std::size_t next_{};
   };
 
-  // The child for `key`: the one it had, else the least loaded (lowest number first, so that
-  // existing children are reused before new ones are made). Counts one route to it.
+  // The child for `key`: the one it had, else the one with the fewest users (lowest number
+  // first, so that existing children are reused before new ones are made). Counts one route to
+  // it. Lock held.
   template <typename Make>
   std::size_t assign(stream_key const& key, Make& make) {
     std::lock_guard<std::mutex> lock(mtx_);
@@ -211,28 +214,36 @@ class shard_router {
       }
     }
     if (index == limit_) {
-      index = least_loaded();
+      index = least_used();
       if (children_[index].load(std::memory_order_relaxed) == nullptr) {
         owned_[index] = make(*pieces_, static_cast<owner_t>(index + 1));
         children_[index].store(owned_[index].get(), std::memory_order_release);
       }
       if (assignments_.size() >= max_assignments) {
         assignments_.clear();
+        streams_.fill(0);
       }
       assignments_.emplace_back(key, index);
+      if (!key.per_thread()) {
+        ++streams_[index];
+      }
     }
     (*loads_)[index].fetch_add(1, std::memory_order_relaxed);
     return index;
   }
 
-  [[nodiscard]] std::size_t least_loaded() const noexcept {
-    std::size_t best        = 0;
-    std::uint32_t best_load = (*loads_)[0].load(std::memory_order_relaxed);
-    for (std::size_t i = 1; i < limit_ && best_load > 0; ++i) {
-      std::uint32_t const load = (*loads_)[i].load(std::memory_order_relaxed);
-      if (load < best_load) {
-        best      = i;
-        best_load = load;
+  // A child's users: the live threads that route to it now, and the created streams assigned to
+  // it, whose threads may come back (a per-thread default stream ends with its thread, so it is
+  // not counted once its thread is gone). Lock held.
+  [[nodiscard]] std::size_t least_used() const noexcept {
+    std::size_t best     = 0;
+    std::uint64_t fewest = std::numeric_limits<std::uint64_t>::max();
+    for (std::size_t i = 0; i < limit_ && fewest > 0; ++i) {
+      std::uint64_t const users =
+          std::uint64_t{(*loads_)[i].load(std::memory_order_relaxed)} + streams_[i];
+      if (users < fewest) {
+        best   = i;
+        fewest = users;
       }
     }
     return best;
@@ -246,6 +257,7 @@ class shard_router {
   std::shared_ptr<load_array> loads_{std::make_shared<load_array>()};
   std::mutex mtx_;  // guards assignments_, pieces_'s creation and making children
   std::vector<std::pair<stream_key, std::size_t>> assignments_;  // stream, child index
+  std::array<std::uint32_t, max_children> streams_{};  // created streams in assignments_, per child
   std::uint64_t const id_{next_resource_uid()};
 };
 
