@@ -161,16 +161,19 @@ TEST_CASE("fixed_size shards: chunks left free in one child serve another when m
     rmm::cuda_stream a;
     rmm::cuda_stream b;
     std::vector<void*> blocks;
-    for (int i = 0; i < 48; ++i) {  // a's child borrows the three chunks the upstream has left
+    // a's child takes the root's free chunk first (lent after a synchronisation), then the three
+    // chunks the upstream has left.
+    for (int i = 0; i < 64; ++i) {
       blocks.push_back(mr.allocate(a, 64 * KiB, 256));
     }
     CHECK(counting.counts().bytes_outstanding == 4 * chunk);
+    CHECK(state(mr).shard_capacities() == std::vector<std::size_t>{0, 64});
     for (void* p : blocks) {
       mr.deallocate(a, p, 64 * KiB, 256);
     }
     blocks.clear();
     // b's child cannot borrow from the upstream: a's child gives its free chunks back first.
-    for (std::uint32_t i = 0; i < 40; ++i) {
+    for (std::uint32_t i = 0; i < 64; ++i) {
       blocks.push_back(mr.allocate(b, 64 * KiB, 256));
       rmm::test::fill_pattern(blocks.back(), 64 * KiB, i, b.value());
     }
@@ -178,10 +181,7 @@ TEST_CASE("fixed_size shards: chunks left free in one child serve another when m
       CHECK(rmm::test::count_pattern_mismatches(blocks[i], 64 * KiB, i, b.value()) == 0);
     }
     CHECK(counting.counts().bytes_outstanding == 4 * chunk);
-    // The root's own 16 blocks serve once no child can: 40 + 8 from b's third chunk, then the root.
-    for (int i = 0; i < 8 + 16; ++i) {
-      blocks.push_back(mr.allocate(b, 64 * KiB, 256));
-    }
+    CHECK(state(mr).shard_capacities() == std::vector<std::size_t>{0, 0, 64});
     CHECK(mr.free_blocks() == 0);
     // Beyond that, the report names the shard and the root, and every block the resource holds.
     try {
@@ -190,9 +190,10 @@ TEST_CASE("fixed_size shards: chunks left free in one child serve another when m
       FAIL("expected rmm::out_of_memory");
     } catch (rmm::out_of_memory const& e) {
       std::string const what = e.what();
-      CHECK_THAT(what, Contains("in shard") && Contains("the root: all 16 blocks of 65536 bytes"));
+      CHECK_THAT(what, Contains("in shard 1") && Contains("the root: all 0 blocks of 65536 bytes"));
       REQUIRE(e.report() != nullptr);
       CHECK(e.report()->reserved_bytes == 4 * chunk);
+      CHECK(e.report()->used_bytes == 4 * chunk);
       CHECK(e.report()->free_bytes == 0);
       CHECK(e.report()->requested_bytes == 64 * KiB);
     }
