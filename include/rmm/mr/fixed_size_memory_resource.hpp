@@ -59,7 +59,7 @@ class fixed_size_memory_resource_impl
   /// Fewer than the pool's 1024: the root's chunks cannot be lent while any of their blocks is in
   /// use, so what the root grows to before sharding stays with it unless a child needs memory
   /// once it is free (measured at 16 threads: the root grew to 13.4 GiB of 50.4 with 1024, to
-  /// 384 MiB of 38.5 GiB with 64; fixed_size_free_list.md, "Shards").
+  /// 896 MiB of 39.0 GiB with 64; fixed_size_free_list.md, "Shards").
   static constexpr std::uint32_t shard_after = 64;
 
   fixed_size_memory_resource_impl(upstream_t upstream,
