@@ -4,6 +4,7 @@
 // destruction gives every chunk back. The stress and fault-injection suites run a sharded
 // fixed_size too.
 #include "../utilities/device_kernels.hpp"
+#include "../utilities/shard_churn.hpp"
 #include "../utilities/test_resources.hpp"
 
 #include <rmm/cuda_stream.hpp>
@@ -30,35 +31,19 @@ using rmm::mr::cuda_memory_resource;
 using rmm::mr::fixed_size_memory_resource;
 using impl_t              = rmm::mr::detail::fixed_size_memory_resource_impl;
 constexpr std::size_t KiB = 1024;
-constexpr std::size_t MiB = 1024 * KiB;
 
 impl_t& state(fixed_size_memory_resource const& mr) {
   return rmm::mr::detail::shared_state<impl_t>(mr);
 }
 
-// Random allocate/free on one stream; returns how many operations were made.
-std::size_t churn(fixed_size_memory_resource& mr,
+// Random allocate/free on one stream (sizes up to 64 * KiB); returns how many operations were made.
+template <typename Resource>
+std::size_t churn(Resource& mr,
                   rmm::cuda_stream_view stream,
                   unsigned seed,
                   std::size_t ops,
                   std::atomic<bool> const* stop = nullptr) {
-  std::mt19937 rng{seed};
-  std::vector<void*> live;
-  std::size_t done = 0;
-  for (; done < ops && (stop == nullptr || !stop->load()); ++done) {
-    if (live.size() < 64 && (live.empty() || rng() % 2 == 0)) {
-      live.push_back(mr.allocate(stream, 1 + rng() % (64 * KiB), 256));
-    } else {
-      auto const k = rng() % live.size();
-      mr.deallocate(stream, live[k], 1, 256);
-      live[k] = live.back();
-      live.pop_back();
-    }
-  }
-  for (void* p : live) {
-    mr.deallocate(stream, p, 1, 256);
-  }
-  return done;
+  return rmm::test::shard_churn(mr, stream, seed, ops, 64 * KiB, stop);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // child's pieces serves another child once memory runs out, and that release() and destruction
 // give everything back. The stress and fault-injection suites run a sharded pool too.
 #include "../utilities/device_kernels.hpp"
+#include "../utilities/shard_churn.hpp"
 #include "../utilities/test_resources.hpp"
 #include "../utilities/vmm_support.hpp"
 
@@ -34,31 +35,15 @@ impl_t& state(pool_memory_resource const& pool) {
   return rmm::mr::detail::shared_state<impl_t>(pool);
 }
 
-// Random allocate/free on one stream; returns how many operations were made.
-std::size_t churn(pool_memory_resource& pool,
+// Random allocate/free on one stream (sizes up to 256 * KiB); returns how many operations were
+// made.
+template <typename Resource>
+std::size_t churn(Resource& mr,
                   rmm::cuda_stream_view stream,
                   unsigned seed,
                   std::size_t ops,
                   std::atomic<bool> const* stop = nullptr) {
-  std::mt19937 rng{seed};
-  std::uniform_int_distribution<std::size_t> size_dist{1, 256 * KiB};
-  std::vector<std::pair<void*, std::size_t>> live;
-  std::size_t done = 0;
-  for (; done < ops && (stop == nullptr || !stop->load()); ++done) {
-    if (live.size() < 64 && (live.empty() || rng() % 2 == 0)) {
-      std::size_t const n = size_dist(rng);
-      live.emplace_back(pool.allocate(stream, n, 256), n);
-    } else {
-      auto const k = rng() % live.size();
-      pool.deallocate(stream, live[k].first, live[k].second, 256);
-      live[k] = live.back();
-      live.pop_back();
-    }
-  }
-  for (auto const& [p, n] : live) {
-    pool.deallocate(stream, p, n, 256);
-  }
-  return done;
+  return rmm::test::shard_churn(mr, stream, seed, ops, 256 * KiB, stop);
 }
 
 }  // namespace
