@@ -17,10 +17,13 @@
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+#include <algorithm>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -278,6 +281,71 @@ TEST_CASE("arena: per-thread default streams from several threads", "[gpu][arena
   rmm::cuda_stream stream;
   void* big = mr.allocate(stream, 250 * MiB, A);
   mr.deallocate(stream, big, 250 * MiB, A);
+}
+
+TEST_CASE("arena: a new thread's per-thread stream takes over a finished thread's arena",
+          "[gpu][arena]") {
+  auto mr         = make_arena(256 * MiB);
+  auto const s    = rmm::cuda_stream_per_thread;
+  void* first     = nullptr;
+  void* kept      = nullptr;  // allocated by the first thread, freed by the second
+  std::size_t bad = 0;
+  std::thread{[&] {
+    first = mr.allocate(s, KiB, A);
+    kept  = mr.allocate(s, MiB, A);
+    mr.deallocate(s, first, KiB, A);
+    // Work still running when the thread exits (writes after ~2 ms): the next user of the block
+    // must be ordered after it.
+    rmm::test::fill_pattern_after_delay(kept, MiB, 7, 2'000'000, s.value());
+  }}.join();
+  void* second = nullptr;
+  void* other  = nullptr;
+  std::thread{[&] {
+    // The finished thread's arena: first fit gives the same block back.
+    second = mr.allocate(s, KiB, A);
+    mr.deallocate(s, kept, MiB, A);  // the finished thread's block, an own-stream free now
+    void* again = mr.allocate(s, MiB, A);
+    CHECK(again == kept);
+    rmm::test::fill_pattern(again, MiB, 8, s.value());
+    // Keep this stream busy past the finished thread's write before counting: were the two
+    // streams unordered, that write would land on this block meanwhile.
+    rmm::test::fill_pattern_after_delay(second, KiB, 9, 4'000'000, s.value());
+    bad += rmm::test::count_pattern_mismatches(again, MiB, 8, s.value());
+    // A thread running meanwhile has no finished arena to take: it gets its own memory.
+    std::thread{[&] {
+      other = mr.allocate(s, KiB, A);
+      mr.deallocate(s, other, KiB, A);
+    }}.join();
+    mr.deallocate(s, again, MiB, A);
+    mr.deallocate(s, second, KiB, A);
+  }}.join();
+  CHECK(second == first);
+  CHECK(other != first);
+  CHECK(bad == 0);
+  // Both finished arenas serve later threads; neither is lost.
+  std::vector<void*> got(2);
+  std::vector<std::thread> two;
+  std::mutex m;
+  std::condition_variable cv;
+  int started = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    two.emplace_back([&, i] {
+      got[i] = mr.allocate(s, KiB, A);
+      std::unique_lock<std::mutex> lock{m};
+      ++started;
+      cv.notify_all();
+      cv.wait(lock, [&] { return started == 2; });  // both alive: two distinct arenas
+      lock.unlock();
+      mr.deallocate(s, got[i], KiB, A);
+    });
+  }
+  for (auto& t : two) {
+    t.join();
+  }
+  std::sort(got.begin(), got.end());
+  std::vector<void*> expected{first, other};
+  std::sort(expected.begin(), expected.end());
+  CHECK(got == expected);
 }
 
 TEST_CASE("arena: out of memory states the request and the arena", "[gpu][arena]") {

@@ -28,11 +28,14 @@
  *   stream): a stream may be destroyed once the work on its blocks is done; it is never used
  *   again by the resource unless a new stream gets the same handle (see arena.md, limits).
  * - Works with the legacy default stream (one shared arena) and with per-thread default streams
- *   (one arena per thread), see rmm::mr::detail::stream_key.
+ *   (one arena per thread), see rmm::mr::detail::stream_key. When a thread exits, its arena passes
+ *   to the next new thread's per-thread default stream, which synchronises the device once to be
+ *   ordered after the finished thread's work (not while that stream is being captured: it then
+ *   gets a new arena).
  */
 #pragma once
 
-#include <rmm/mr/detail/mechanics/arena_state.hpp>
+#include <rmm/mr/detail/mechanics/arena_memory_resource_impl.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cuda/memory_resource>

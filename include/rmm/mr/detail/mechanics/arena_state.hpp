@@ -17,6 +17,7 @@
 #include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
 #include <rmm/mr/detail/mechanics/arena_oom.hpp>
 #include <rmm/mr/detail/mechanics/device_binding.hpp>
+#include <rmm/mr/detail/mechanics/finished_threads.hpp>
 #include <rmm/mr/detail/mechanics/stream_key.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -249,6 +250,9 @@ class arena_state : private device_binding {
       return *hit;
     }
     stream_arena_state* a = find_in_map(key);
+    if (a == nullptr && key.per_thread()) {
+      a = adopt_finished(key);
+    }
     if (a == nullptr) {
       std::unique_lock<std::shared_mutex> lock{stream_map_mutex_};
       auto& slot = streams_[key];
@@ -274,11 +278,54 @@ class arena_state : private device_binding {
         slot = std::move(fresh);
       }
       a = slot.get();
+      if (key.per_thread()) {
+        finished_.watch(key);  // this thread's arena passes to a new thread when it exits
+      }
     }
     thread_cache& c   = cache();
     c.entries[c.next] = cache_entry{id_, key, a};
     c.next            = (c.next + 1) % cache_entries;
     return *a;
+  }
+
+  // A new thread's per-thread default stream takes over the arena of a thread that has exited
+  // (finished_threads): a program that starts new threads for new work keeps its number of
+  // stream arenas, their share (keep_bytes) and the memory they cache, instead of adding an
+  // empty arena per thread. The finished thread's stream cannot be named any more, so its work
+  // is ordered before the new stream's by a device synchronisation, once per new thread; while
+  // the new stream is being captured (where that is not allowed) a new arena is made instead.
+  // nullptr if there is no finished thread's arena.
+  stream_arena_state* adopt_finished(stream_key const& key) {
+    cudaStreamCaptureStatus status{};
+    if (cudaStreamIsCapturing(key.handle, &status) != cudaSuccess) {
+      rmm::detail::clear_last_cuda_error();
+      return nullptr;
+    }
+    if (status != cudaStreamCaptureStatusNone) {
+      return nullptr;
+    }
+    std::optional<stream_key> const old = finished_.take();
+    if (!old) {
+      return nullptr;
+    }
+    if (cudaError_t const err = cudaDeviceSynchronize(); err != cudaSuccess) {
+      finished_.put_back(*old);
+      RMM_CUDA_TRY(err);
+    }
+    std::unique_lock<std::shared_mutex> lock{stream_map_mutex_};
+    auto node = streams_.extract(*old);
+    if (node.empty()) {
+      return nullptr;  // cannot happen: an arena is never removed while the resource lives
+    }
+    stream_arena_state* a = node.mapped().get();
+    {
+      std::lock_guard<std::mutex> alock{a->mutex};  // fail() names the arena's stream under it
+      a->key = key;
+    }
+    node.key() = key;
+    streams_.insert(std::move(node));  // no allocation; `key` is absent (only its thread adds it)
+    finished_.watch(key);
+    return a;
   }
 
   // The superblocks of the first arena, held while it was the only one, into owners_ (whose
@@ -520,6 +567,7 @@ class arena_state : private device_binding {
   std::optional<arena::global_arena> global_;
   std::map<std::uintptr_t, stream_arena_state*> owners_;  // superblock base -> owning arena
   std::vector<stream_arena_state*> by_id_;                // ticket - 1 -> arena
+  finished_threads finished_;  // per-thread streams of exited threads, whose arenas are free
   // Set when the first arena, alone, returns superblocks without an event; cleared by the next
   // device synchronisation. Never set again once a second arena exists.
   bool unordered_releases_{false};
@@ -527,49 +575,6 @@ class arena_state : private device_binding {
   static constexpr std::size_t batch_superblocks = 8;
   // keep_bytes(): written under stream_map_mutex_ when a stream arena is created; read by frees.
   std::atomic<std::size_t> keep_bytes_{0};
-};
-
-/// @brief Shared state of arena_memory_resource. Not for direct use.
-class arena_memory_resource_impl {
- public:
-  explicit arena_memory_resource_impl(std::unique_ptr<arena_state> state)
-      : state_{std::move(state)} {}
-
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
-    return state_->allocate(stream, bytes, alignment);
-  }
-
-  void deallocate(cuda::stream_ref stream,
-                  void* ptr,
-                  std::size_t bytes,
-                  std::size_t alignment) noexcept {
-    state_->deallocate(stream, ptr, bytes, alignment);
-  }
-
-  // Synchronous use means "usable on any stream on return": allocate on the legacy default
-  // stream and wait for it.
-  void* allocate_sync(std::size_t bytes, std::size_t alignment) {
-    void* ptr = allocate(cuda_stream_legacy, bytes, alignment);
-    cuda_stream_legacy.synchronize();
-    return ptr;
-  }
-
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment) noexcept {
-    deallocate(cuda_stream_legacy, ptr, bytes, alignment);
-  }
-
-  // Identity: two states are the same resource only if they are the same object.
-  friend bool operator==(arena_memory_resource_impl const& a,
-                         arena_memory_resource_impl const& b) noexcept {
-    return &a == &b;
-  }
-  friend bool operator!=(arena_memory_resource_impl const& a,
-                         arena_memory_resource_impl const& b) noexcept {
-    return &a != &b;
-  }
-
- private:
-  std::unique_ptr<arena_state> state_;
 };
 
 }  // namespace rmm::mr::detail
