@@ -158,39 +158,33 @@ class fixed_size_memory_resource_impl
   }
 
   // A child could not serve a request, even after its own last resort: the other children give
-  // their free chunks back to the root, then the child and the root itself are tried again. If
-  // both fail, the report is the root's with the blocks of every shard, and both reasons.
+  // their free chunks back to the root, then the child and the root itself are tried again
+  // (shard_router::retry_after_child_oom). If both fail, the report is the root's with the
+  // blocks of every shard, and both reasons.
   void* after_shard_oom(fixed_size_shard& s,
                         cuda::stream_ref stream,
                         std::size_t bytes,
                         rmm::out_of_memory const& first) {
-    children_.for_each_child([&](fixed_size_shard& c) {
-      if (&c != &s) {
-        c.release();
-      }
-    });
-    try {
-      return s.allocate_block(stream, bytes);
-    } catch (rmm::out_of_memory const&) {
-    }
-    try {
-      return root_.allocate_block(stream, bytes);
-    } catch (rmm::out_of_memory const& e) {
-      out_of_memory_report report = rmm::detail::sharded_report(
-          name,
-          bytes,
-          first,
-          e,
-          "; after the other shards gave their free chunks back, the root: ",
-          rmm::detail::oom_reason(e));
-      std::size_t const held    = capacity_blocks() * root_.block_size();
-      std::size_t const free    = free_blocks() * root_.block_size();
-      report.reserved_bytes     = held;
-      report.used_bytes         = held - free;
-      report.free_bytes         = free;
-      report.largest_free_block = free > 0 ? root_.block_size() : 0;
-      throw rmm::out_of_memory(std::move(report));
-    }
+    return children_.retry_after_child_oom(
+        s,
+        [&] { return s.allocate_block(stream, bytes); },
+        [&] { return root_.allocate_block(stream, bytes); },
+        [&](rmm::out_of_memory const& e) {
+          out_of_memory_report report = rmm::detail::sharded_report(
+              name,
+              bytes,
+              first,
+              e,
+              "; after the other shards gave their free chunks back, the root: ",
+              rmm::detail::oom_reason(e));
+          std::size_t const held    = capacity_blocks() * root_.block_size();
+          std::size_t const free    = free_blocks() * root_.block_size();
+          report.reserved_bytes     = held;
+          report.used_bytes         = held - free;
+          report.free_bytes         = free;
+          report.largest_free_block = free > 0 ? root_.block_size() : 0;
+          return report;
+        });
   }
 
   fixed_size_shard mutable root_;

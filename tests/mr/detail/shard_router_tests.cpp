@@ -1,8 +1,11 @@
 // shard_router: which child serves a stream (the one with the fewest users: threads' cached
 // routes, given back when a route is evicted or its thread exits, and created streams assigned to
-// it), and which child owns an address. Host only: the streams are made-up handles (and
-// cudaStreamPerThread) that the router never passes to CUDA.
+// it), which child owns an address, and the order of tries after a child runs out of memory. Host
+// only: the streams are made-up handles (and cudaStreamPerThread) that the router never passes to
+// CUDA.
+#include <rmm/error.hpp>
 #include <rmm/mr/detail/mechanics/shard_router.hpp>
+#include <rmm/out_of_memory_report.hpp>
 
 #include <cuda/stream_ref>
 
@@ -11,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,6 +27,9 @@ using rmm::mr::detail::shard_router;
 struct fake_shard {
   piece_map* pieces;
   piece_map::owner_t owner;
+  int releases{};  // calls of release() (retry_after_child_oom)
+
+  void release() { ++releases; }
 };
 
 using router_t = shard_router<fake_shard>;
@@ -33,15 +41,15 @@ cuda::stream_ref stream(std::uintptr_t i) {
                          : cuda::stream_ref{reinterpret_cast<cudaStream_t>(0x10000 + i * 0x100)};
 }
 
-// The owner number of the child that serves stream `i`, routed from the calling thread.
-piece_map::owner_t route(router_t& r, std::uintptr_t i) {
-  return r
-      .route(stream(i),
-             [](piece_map& pieces, piece_map::owner_t owner) {
-               return std::make_unique<fake_shard>(fake_shard{&pieces, owner});
-             })
-      .owner;
+// The child that serves stream `i`, routed from the calling thread.
+fake_shard& child_for(router_t& r, std::uintptr_t i) {
+  return r.route(stream(i), [](piece_map& pieces, piece_map::owner_t owner) {
+    return std::make_unique<fake_shard>(fake_shard{&pieces, owner});
+  });
 }
+
+// The owner number of the child that serves stream `i`, routed from the calling thread.
+piece_map::owner_t route(router_t& r, std::uintptr_t i) { return child_for(r, i).owner; }
 
 // Routes the streams in order on a new thread, which then exits; returns their owners.
 std::vector<piece_map::owner_t> route_on_new_thread(router_t& r,
@@ -158,4 +166,72 @@ TEST_CASE("shard_router: owner_of finds the child by address", "[shard_router]")
   CHECK(r.owner_of(memory.data()) == nullptr);
   child->pieces->erase(base + 1024);
   CHECK(r.owner_of(memory.data() + 1024) == nullptr);
+}
+
+TEST_CASE("shard_router: after a child's out-of-memory, the others release, the child, the root",
+          "[shard_router]") {
+  router_t r{4};
+  r.enable();
+  fake_shard& failed = child_for(r, 1);
+  fake_shard& other  = child_for(r, 2);
+  fake_shard& third  = child_for(r, 3);
+  REQUIRE(r.num_children() == 3);
+  int from_child = 0;
+  int from_root  = 0;
+  std::vector<std::string> tries;
+  auto const serve = [&](char const* who, void* p) {
+    return [&tries, who, p] {
+      tries.emplace_back(who);
+      return p;
+    };
+  };
+  auto const fail = [&](char const* who) {
+    return [&tries, who]() -> void* {
+      tries.emplace_back(who);
+      throw rmm::out_of_memory(std::string{who} + " is full");
+    };
+  };
+  std::string merged_from;
+  auto const merge = [&](rmm::out_of_memory const& e) {
+    merged_from = e.what();
+    rmm::out_of_memory_report report;
+    report.resource = "fake";
+    report.reason   = "merged";
+    return report;
+  };
+
+  SECTION("the child's second try serves: the root is not tried") {
+    CHECK(r.retry_after_child_oom(failed, serve("child", &from_child), fail("root"), merge) ==
+          &from_child);
+    CHECK(tries == std::vector<std::string>{"child"});
+  }
+  SECTION("the child fails again: the root serves") {
+    CHECK(r.retry_after_child_oom(failed, fail("child"), serve("root", &from_root), merge) ==
+          &from_root);
+    CHECK(tries == std::vector<std::string>{"child", "root"});
+  }
+  SECTION("both fail: out_of_memory with the report merged from the root's exception") {
+    try {
+      r.retry_after_child_oom(failed, fail("child"), fail("root"), merge);
+      FAIL("no exception");
+    } catch (rmm::out_of_memory const& e) {
+      REQUIRE(e.report() != nullptr);
+      CHECK(e.report()->reason == "merged");
+    }
+    CHECK(tries == std::vector<std::string>{"child", "root"});
+    CHECK(merged_from.find("root is full") != std::string::npos);
+  }
+  SECTION("another exception from the child passes through: the root is not tried") {
+    auto const broken = [&]() -> void* {
+      tries.emplace_back("child");
+      throw std::runtime_error("broken");
+    };
+    CHECK_THROWS_AS(r.retry_after_child_oom(failed, broken, serve("root", &from_root), merge),
+                    std::runtime_error);
+    CHECK(tries == std::vector<std::string>{"child"});
+  }
+  // Every other child gave its memory back once, before the tries; the failed child did not.
+  CHECK(failed.releases == 0);
+  CHECK(other.releases == 1);
+  CHECK(third.releases == 1);
 }

@@ -208,42 +208,36 @@ class pool_memory_resource_impl : private device_binding,
   }
 
   // A child could not serve a request, even after its own last resort: the other children give
-  // their free pieces back to the root, then the child and the root itself are tried again. If
-  // both fail, the report is the root's (the pool's size, maximum, device and stream) with the
-  // free bytes and the largest free block of every shard, and both reasons.
+  // their free pieces back to the root, then the child and the root itself are tried again
+  // (shard_router::retry_after_child_oom). If both fail, the report is the root's (the pool's
+  // size, maximum, device and stream) with the free bytes and the largest free block of every
+  // shard, and both reasons.
   void* after_shard_oom(pool_shard& s,
                         cuda::stream_ref stream,
                         std::size_t bytes,
                         std::size_t rounded,
                         rmm::out_of_memory const& first) {
-    for_each_child([&](pool_shard& c) {
-      if (&c != &s) {
-        c.release();
-      }
-    });
-    try {
-      return s.allocate_rounded(stream, bytes, rounded);
-    } catch (rmm::out_of_memory const&) {
-    }
-    try {
-      return root_.allocate_rounded(stream, bytes, rounded);
-    } catch (rmm::out_of_memory const& e) {
-      std::string const rounding = "(" + std::to_string(rounded) + " after rounding): ";
-      std::string root_reason    = rmm::detail::oom_reason(e);
-      if (root_reason.compare(0, rounding.size(), rounding) == 0) {
-        root_reason.erase(0, rounding.size());  // said once, by the shard's reason
-      }
-      out_of_memory_report report = rmm::detail::sharded_report(
-          name,
-          bytes,
-          first,
-          e,
-          "; after the other shards gave their free pieces back, the pool's root: ",
-          root_reason);
-      report.free_bytes         = free_bytes();
-      report.largest_free_block = largest_free_block();
-      throw rmm::out_of_memory(std::move(report));
-    }
+    return children_.retry_after_child_oom(
+        s,
+        [&] { return s.allocate_rounded(stream, bytes, rounded); },
+        [&] { return root_.allocate_rounded(stream, bytes, rounded); },
+        [&](rmm::out_of_memory const& e) {
+          std::string const rounding = "(" + std::to_string(rounded) + " after rounding): ";
+          std::string root_reason    = rmm::detail::oom_reason(e);
+          if (root_reason.compare(0, rounding.size(), rounding) == 0) {
+            root_reason.erase(0, rounding.size());  // said once, by the shard's reason
+          }
+          out_of_memory_report report = rmm::detail::sharded_report(
+              name,
+              bytes,
+              first,
+              e,
+              "; after the other shards gave their free pieces back, the pool's root: ",
+              root_reason);
+          report.free_bytes         = free_bytes();
+          report.largest_free_block = largest_free_block();
+          return report;
+        });
   }
 
   template <typename F>

@@ -1,13 +1,15 @@
 /**
  * @file shard_router.hpp
- * @brief Which shard serves a stream, and which shard owns an address: the routing shared by the
- * resources that shard once their threads contend (pool_memory_resource,
- * fixed_size_memory_resource). Design note: pool_shards.md.
+ * @brief Which shard serves a stream, which shard owns an address, and what is tried after a child
+ * runs out of memory: shared by the resources that shard once their threads contend
+ * (pool_memory_resource, fixed_size_memory_resource). Design note: pool_shards.md.
  */
 #pragma once
 
+#include <rmm/error.hpp>
 #include <rmm/mr/detail/algorithms/piece_map.hpp>
 #include <rmm/mr/detail/mechanics/stream_key.hpp>
+#include <rmm/out_of_memory_report.hpp>
 
 #include <cuda/stream_ref>
 
@@ -117,6 +119,37 @@ class shard_router {
       return nullptr;
     }
     return children_[*owner - 1].load(std::memory_order_acquire);
+  }
+
+  /**
+   * @brief The out-of-memory path of a sharded resource, after @p child could not serve a request
+   * even after its own last resort: every other child gives its free memory back to the root
+   * (`release()`), then the request is tried again on the child (`try_child()`), then on the root
+   * (`try_root()`); each try returns the allocation or throws rmm::out_of_memory. If the root fails
+   * too, throws rmm::out_of_memory carrying `merge_report(e)`, the report made from the root's
+   * exception `e` (and the child's first one, which the caller holds). Other exceptions pass
+   * through. Kept here so that the resources that shard try in one order and fail alike; only the
+   * tries and the report's figures are theirs.
+   */
+  template <typename TryChild, typename TryRoot, typename MergeReport>
+  void* retry_after_child_oom(Shard& child,
+                              TryChild&& try_child,
+                              TryRoot&& try_root,
+                              MergeReport&& merge_report) {
+    for_each_child([&](Shard& c) {
+      if (&c != &child) {
+        c.release();
+      }
+    });
+    try {
+      return try_child();
+    } catch (rmm::out_of_memory const&) {
+    }
+    try {
+      return try_root();
+    } catch (rmm::out_of_memory const& e) {
+      throw rmm::out_of_memory(merge_report(e));
+    }
   }
 
   /// @brief Calls @p f on every child made so far.
