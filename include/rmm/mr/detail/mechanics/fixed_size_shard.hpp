@@ -225,27 +225,35 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   }
 
   // The root's growth: a spare chunk (given back by a child after a synchronisation: owned by no
-  // stream), else a new one from the upstream. Lock held (or in the constructor).
+  // stream), else a new one from the upstream. A spare leaves spare_ only once it is in the list,
+  // so that it is not lost whatever add_chunk throws (popped first, it would have to be pushed
+  // back in a handler for every exception, not only std::bad_alloc). Lock held (or in the
+  // constructor).
   bool take_chunk(cuda::stream_ref stream) {
-    bool const spare = !spare_.empty();
-    std::optional<std::uintptr_t> base =
-        spare ? std::optional<std::uintptr_t>{spare_.back()} : chunk_from_upstream(stream);
-    if (!base) {
+    if (!spare_.empty()) {
+      if (!add_to_list(spare_.back())) {
+        return false;
+      }
+      spare_.pop_back();
+      return true;
+    }
+    std::optional<std::uintptr_t> const base = chunk_from_upstream(stream);
+    if (base && !add_to_list(*base)) {
+      give_upstream(*base);  // never used
       return false;
     }
+    return base.has_value();
+  }
+
+  // Adds a chunk to the list; false (the list unchanged, the reason noted) if out of host memory.
+  bool add_to_list(std::uintptr_t base) {
     try {
-      free_list_.add_chunk(*base, blocks_per_chunk_);
+      free_list_.add_chunk(base, blocks_per_chunk_);
+      return true;
     } catch (std::bad_alloc const&) {
       last_upstream_error_ = "out of host memory for a chunk's bookkeeping";
-      if (!spare) {
-        give_upstream(*base);
-      }
       return false;
     }
-    if (spare) {
-      spare_.pop_back();
-    }
-    return true;
   }
 
   // The root's own chunks with no block handed out become spares, so that children reuse what
