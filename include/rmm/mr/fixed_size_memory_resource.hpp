@@ -168,7 +168,7 @@ class fixed_size_memory_resource_impl
     return children_.retry_after_child_oom(
         s,
         [&] { return s.allocate_block(stream, bytes); },
-        [&] { return root_.allocate_block(stream, bytes); },
+        [&] { return root_.allocate_block_sharded(stream, bytes); },
         [&](rmm::out_of_memory const& e) {
           out_of_memory_report report = rmm::detail::sharded_report(
               name,

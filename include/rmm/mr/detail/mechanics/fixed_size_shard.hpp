@@ -22,6 +22,7 @@
 #include <cuda/memory_resource>
 #include <cuda/stream_ref>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -123,6 +124,20 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
 
   void* allocate_block(cuda::stream_ref stream, std::size_t bytes) {
     return allocate_on(stream, bytes, block_size_);
+  }
+
+  /**
+   * @brief The root's allocation once the resource has sharded (only its out-of-memory path, after
+   * a child failed): as allocate_block, then the root's free blocks, if fewer than the floor of
+   * its next reclaim, become that floor (see reclaim_free_chunks), so that blocks the root hands
+   * out here and gets back later count as frees. Takes the root's lock once more: not for the
+   * unsharded resource's allocations, which never reclaim.
+   */
+  void* allocate_block_sharded(cuda::stream_ref stream, std::size_t bytes) {
+    void* p = allocate_block(stream, bytes);
+    std::lock_guard<spin_mutex> lock(mutex());
+    reclaim_floor_ = std::min(reclaim_floor_, free_in_list());
+    return p;
   }
 
   void deallocate_block(cuda::stream_ref stream, void* ptr) noexcept {
@@ -260,9 +275,11 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   // the root grew to before the resource sharded (else it stays with the root, unused, and the
   // children take as much again from the upstream). Their blocks may still be in use by the
   // streams that freed them, so this waits for the device: tried only once at least a chunk's
-  // worth more blocks are free than after the last try. The root's; lock held.
+  // worth more blocks are free than at the fewest since the last try (the floor, lowered where
+  // the root hands blocks out, allocate_block_sharded): a chunk's worth of blocks freed since then
+  // (or a chunk the root took for itself). The root's; lock held.
   void reclaim_free_chunks() noexcept {
-    if (free_list_.size() + batched_bytes() / block_size_ < reclaim_floor_ + blocks_per_chunk_) {
+    if (free_in_list() < reclaim_floor_ + blocks_per_chunk_) {
       return;
     }
     try {
@@ -273,7 +290,12 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
       }
     } catch (...) {  // out of host memory: the chunks stay in the list
     }
-    reclaim_floor_ = free_list_.size();
+    reclaim_floor_ = free_in_list();
+  }
+
+  // Free blocks in the list and in the streams' batches (not the spares). Lock held.
+  [[nodiscard]] std::size_t free_in_list() const noexcept {
+    return free_list_.size() + batched_bytes() / block_size_;
   }
 
   // A child's growth: a whole chunk borrowed from the root, recorded in the piece map.
@@ -355,7 +377,7 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   fixed_size_free_list free_list_;
   std::string last_upstream_error_;
   std::vector<std::uintptr_t> spare_;  // the root's: chunks given back by children, unused
-  std::size_t reclaim_floor_{};        // the root's free blocks after its last reclaim
+  std::size_t reclaim_floor_{};        // the root's fewest free_in_list() since its last reclaim
   fixed_size_shard* parent_{};         // a child's root
   piece_map* pieces_{};                // a child's record of its chunks
   owner_t owner_{};                    // a child's number in `pieces_` (1, 2, ...); 0 for the root
