@@ -15,6 +15,7 @@
 #include <rmm/mr/detail/algorithms/fixed_size_free_list.hpp>
 #include <rmm/mr/detail/algorithms/piece_map.hpp>
 #include <rmm/mr/detail/mechanics/fixed_size_core_hooks.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
 #include <rmm/mr/detail/mechanics/stream_ordered_core.hpp>
 #include <rmm/process_is_exiting.hpp>
 #include <rmm/resource_ref.hpp>
@@ -173,14 +174,14 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
 
   /**
    * @brief The root lends a chunk to a child: a spare one (also one of the root's own chunks with
-   * no block handed out, see reclaim_free_chunks), or a new one from the upstream for @p stream,
-   * complete before it returns (so that any stream may use it). nullopt, with the reason in
-   * @p error, if the upstream fails. Takes the root's lock.
+   * no block handed out, see reclaim_free_chunks; not while @p stream is being captured), or a
+   * new one from the upstream for @p stream, complete before it returns (so that any stream may
+   * use it). nullopt, with the reason in @p error, if the upstream fails. Takes the root's lock.
    */
   std::optional<std::uintptr_t> lend_chunk(cuda::stream_ref stream, std::string& error) {
     std::lock_guard<spin_mutex> lock(mutex());
     if (spare_.empty()) {
-      reclaim_free_chunks();
+      reclaim_free_chunks(stream);
     }
     if (!spare_.empty()) {
       std::uintptr_t const base = spare_.back();
@@ -277,9 +278,12 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   // streams that freed them, so this waits for the device: tried only once at least a chunk's
   // worth more blocks are free than at the fewest since the last try (the floor, lowered where
   // the root hands blocks out, allocate_block_sharded): a chunk's worth of blocks freed since then
-  // (or a chunk the root took for itself). The root's; lock held.
-  void reclaim_free_chunks() noexcept {
-    if (free_in_list() < reclaim_floor_ + blocks_per_chunk_) {
+  // (or a chunk the root took for itself). Skipped while the requesting @p stream is being
+  // captured, as the pool's defragmentation is (no synchronisation is permitted then, and a failed
+  // one would lend chunks that work may still use): the child then borrows from the upstream.
+  // The root's; lock held.
+  void reclaim_free_chunks(cuda::stream_ref stream) noexcept {
+    if (free_in_list() < reclaim_floor_ + blocks_per_chunk_ || is_capturing(stream)) {
       return;
     }
     try {

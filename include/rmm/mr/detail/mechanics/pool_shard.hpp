@@ -15,6 +15,7 @@
 #include <rmm/mr/detail/algorithms/piece_map.hpp>
 #include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 #include <rmm/mr/detail/mechanics/expandable_range.hpp>
+#include <rmm/mr/detail/mechanics/stream_key.hpp>
 #include <rmm/mr/detail/mechanics/stream_ordered_core.hpp>
 #include <rmm/mr/memory_snapshot.hpp>
 #include <rmm/mr/virtual_memory_resource.hpp>
@@ -342,15 +343,6 @@ class pool_shard : public stream_ordered_core<pool_shard> {
     range_.upstream()->flush();  // the device is idle: every unmap is due, give it back now
     ++defragmentations_;
     return true;
-  }
-
-  static bool is_capturing(cuda::stream_ref stream) noexcept {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream.get(), &status) != cudaSuccess) {
-      cudaGetLastError();
-      return true;  // unknown: do not synchronise
-    }
-    return status != cudaStreamCaptureStatusNone;
   }
 
   // The core's last growth attempt, after a device synchronisation: over a growable upstream,

@@ -1,7 +1,7 @@
 /**
  * @file stream_key.hpp
  * @brief Identity of a CUDA stream as seen by the stream-ordered resources: per-thread default
- * streams are told apart by thread.
+ * streams are told apart by thread. Also whether a stream is being captured into a CUDA graph.
  */
 #pragma once
 
@@ -71,6 +71,22 @@ struct stream_key {
   }
   friend bool operator!=(stream_key const& a, stream_key const& b) noexcept { return !(a == b); }
 };
+
+/**
+ * @brief True if @p stream is being captured into a CUDA graph (or its state cannot be known), when
+ * a resource must not synchronise for it: a synchronisation is not permitted during a capture,
+ * and a failed one would leave blocks that work may still use looking free. Checked before the
+ * synchronising steps that a resource can skip (pool_shard::defragment, fixed_size_shard's
+ * reclaim of the root's free chunks).
+ */
+inline bool is_capturing(cuda::stream_ref stream) noexcept {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream.get(), &status) != cudaSuccess) {
+    cudaGetLastError();
+    return true;  // unknown: do not synchronise
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
 
 /// @brief Hash of a stream_key, for unordered containers.
 struct stream_key_hash {
