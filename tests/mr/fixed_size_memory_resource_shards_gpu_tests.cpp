@@ -36,15 +36,8 @@ impl_t& state(fixed_size_memory_resource const& mr) {
   return rmm::mr::detail::shared_state<impl_t>(mr);
 }
 
-// Random allocate/free on one stream (sizes up to 64 * KiB); returns how many operations were made.
-template <typename Resource>
-std::size_t churn(Resource& mr,
-                  rmm::cuda_stream_view stream,
-                  unsigned seed,
-                  std::size_t ops,
-                  std::atomic<bool> const* stop = nullptr) {
-  return rmm::test::shard_churn(mr, stream, seed, ops, 64 * KiB, stop);
-}
+using rmm::test::shard_churn;
+constexpr std::size_t churn_bytes = 64 * KiB;  // the largest request of shard_churn here
 
 }  // namespace
 
@@ -53,7 +46,7 @@ TEST_CASE("fixed_size shards: one thread on many streams never shards",
   fixed_size_memory_resource mr{cuda_memory_resource{}, 64 * KiB, 32};
   std::vector<rmm::cuda_stream> streams(8);
   for (unsigned i = 0; i < 8; ++i) {
-    churn(mr, streams[i].view(), i, 20000);
+    shard_churn(mr, streams[i].view(), i, 20000, churn_bytes);
   }
   CHECK_FALSE(state(mr).sharded());
   CHECK(state(mr).num_children() == 0);
@@ -74,9 +67,9 @@ TEST_CASE("fixed_size shards: threads contending for the resource make it shard"
         // Until the resource shards (or a generous bound), then a little more on the children.
         std::size_t ops = 0;
         while (!state(mr).sharded() && ops < 4000000) {
-          ops += churn(mr, stream.view(), static_cast<unsigned>(t), 1000);
+          ops += shard_churn(mr, stream.view(), static_cast<unsigned>(t), 1000, churn_bytes);
         }
-        ops += churn(mr, stream.view(), static_cast<unsigned>(t) + 100, 20000);
+        ops += shard_churn(mr, stream.view(), static_cast<unsigned>(t) + 100, 20000, churn_bytes);
         total += ops;
       });
     }

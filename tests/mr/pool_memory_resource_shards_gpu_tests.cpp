@@ -35,16 +35,8 @@ impl_t& state(pool_memory_resource const& pool) {
   return rmm::mr::detail::shared_state<impl_t>(pool);
 }
 
-// Random allocate/free on one stream (sizes up to 256 * KiB); returns how many operations were
-// made.
-template <typename Resource>
-std::size_t churn(Resource& mr,
-                  rmm::cuda_stream_view stream,
-                  unsigned seed,
-                  std::size_t ops,
-                  std::atomic<bool> const* stop = nullptr) {
-  return rmm::test::shard_churn(mr, stream, seed, ops, 256 * KiB, stop);
-}
+using rmm::test::shard_churn;
+constexpr std::size_t churn_bytes = 256 * KiB;  // the largest request of shard_churn here
 
 }  // namespace
 
@@ -52,7 +44,7 @@ TEST_CASE("pool shards: one thread on many streams never shards", "[gpu][pool][s
   pool_memory_resource pool{cuda_memory_resource{}, 0};
   std::vector<rmm::cuda_stream> streams(8);
   for (unsigned i = 0; i < 8; ++i) {
-    churn(pool, streams[i].view(), i, 20000);
+    shard_churn(pool, streams[i].view(), i, 20000, churn_bytes);
   }
   CHECK_FALSE(state(pool).sharded());
   CHECK(state(pool).num_children() == 0);
@@ -68,9 +60,11 @@ TEST_CASE("pool shards: threads contending for the pool make it shard", "[gpu][p
     threads.emplace_back([&, t] {
       rmm::cuda_stream stream;
       // Until the pool shards (the condition under test), at most 400,000 operations a thread.
-      total += churn(pool, stream.view(), static_cast<unsigned>(t), 400000, &stop);
+      total +=
+          shard_churn(pool, stream.view(), static_cast<unsigned>(t), 400000, churn_bytes, &stop);
       if (state(pool).sharded()) {
-        churn(pool, stream.view(), static_cast<unsigned>(t + 100), 2000);  // now on a child
+        // Now on a child.
+        shard_churn(pool, stream.view(), static_cast<unsigned>(t + 100), 2000, churn_bytes);
         stop = true;
       }
       stream.synchronize();
