@@ -224,7 +224,12 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
     std::size_t const bytes = chunk_bytes();
     try {
       void* base = upstream_->allocate(stream, bytes, CUDA_ALLOCATION_ALIGNMENT);
-      stream.sync();
+      try {
+        stream.sync();
+      } catch (...) {  // e.g. inside a graph capture: the chunk goes back, on the same stream
+        upstream_->deallocate(stream, base, bytes, CUDA_ALLOCATION_ALIGNMENT);
+        throw;
+      }
       return reinterpret_cast<std::uintptr_t>(base);
     } catch (std::bad_alloc const& e) {
       last_upstream_error_ = "upstream failed to allocate " + std::to_string(bytes) +
