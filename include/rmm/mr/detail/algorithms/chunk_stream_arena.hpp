@@ -382,45 +382,9 @@ class chunk_stream_arena {
   }
 
   // --- max tree over chunks: leaf = largest free block of the superblocks starting there ------
-  void refresh_leaf(std::size_t c) noexcept {
-    std::size_t v = 0;
-    for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
-      v = std::max(v, sbs_[s].max_free);
-    }
-    if (levels_[0][c] == v) {
-      return;
-    }
-    levels_[0][c] = v;
-    for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
-      std::size_t const g  = c / fan;
-      std::size_t const* p = &levels_[l][g * fan];
-      std::size_t const m  = *std::max_element(p, p + fan);
-      if (levels_[l + 1][g] == m) {
-        return;
-      }
-      levels_[l + 1][g] = m;
-      c                 = g;
-    }
-  }
-  [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept {
-    auto const& top = levels_.back();
-    std::size_t i   = 0;
-    while (i < top.size() && top[i] < bytes) {
-      ++i;
-    }
-    if (i == top.size()) {
-      return npos;
-    }
-    for (std::size_t l = levels_.size() - 1; l-- > 0;) {
-      std::size_t const* p = &levels_[l][i * fan];
-      std::size_t j        = 0;
-      while (p[j] < bytes) {  // the parent's maximum guarantees a hit
-        ++j;
-      }
-      i = i * fan + j;
-    }
-    return i;
-  }
+  // (defined in chunk_stream_arena_tree.hpp)
+  void refresh_leaf(std::size_t c) noexcept;
+  [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept;
 
   // --- blocks inside one superblock -----------------------------------------------------------
   // Takes `bytes` from the lowest block that fits (the caller checked max_free). Never throws.
@@ -601,3 +565,4 @@ class chunk_stream_arena {
 }  // namespace rmm::mr::detail::arena
 
 #include <rmm/mr/detail/algorithms/chunk_stream_arena_checks.hpp>
+#include <rmm/mr/detail/algorithms/chunk_stream_arena_tree.hpp>

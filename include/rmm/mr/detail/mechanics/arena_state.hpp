@@ -15,6 +15,7 @@
 #include <rmm/logger.hpp>
 #include <rmm/mr/detail/algorithms/arena.hpp>
 #include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
+#include <rmm/mr/detail/algorithms/spin_mutex.hpp>
 #include <rmm/mr/detail/mechanics/arena_oom.hpp>
 #include <rmm/mr/detail/mechanics/device_binding.hpp>
 #include <rmm/mr/detail/mechanics/finished_threads.hpp>
@@ -53,7 +54,9 @@ namespace rmm::mr::detail {
  *
  * Lock order: stream_map_mutex_ -> one or more stream arena mutexes (all of them only on the
  * last-resort path, in id order) -> global_mutex_. No thread takes an earlier lock while holding
- * a later one.
+ * a later one. A stream arena's lock is a spin_mutex: it is taken once per allocation and per
+ * free, almost always uncontended (one stream, one thread), where a std::mutex pair was 12-15 %
+ * of a single-thread operation (profiles of 2026-11-27, benchmarks.md).
  */
 class arena_state : private device_binding {
  public:
@@ -156,7 +159,7 @@ class arena_state : private device_binding {
     stream_key const key = stream_key::of(stream);
     try {
       if (stream_arena_state* a = find_arena(key); a != nullptr) {
-        std::unique_lock<std::mutex> lock{a->mutex};
+        std::unique_lock<spin_mutex> lock{a->mutex};
         if (a->host.owns(p)) {
           if (std::size_t const keep = keep_bytes(); a->host.cache_bytes() != keep) {
             a->host.set_cache_bytes(keep);  // the share shrank: another stream arena came
@@ -206,7 +209,7 @@ class arena_state : private device_binding {
   struct stream_arena_state {
     stream_arena_state(std::uintptr_t arena_base, std::size_t arena_size, std::size_t cache)
         : host{arena_base, arena_size, cache} {}
-    std::mutex mutex;
+    spin_mutex mutex;
     arena::chunk_stream_arena host;
     cudaEvent_t event{};  // created on the first release; records only on `key`'s stream
     stream_key key;
@@ -263,9 +266,9 @@ class arena_state : private device_binding {
         // by_id_ changes only here, under stream_map_mutex_ (held): reading its size is safe.
         // Leaving the one-arena mode: the first arena's superblocks enter the owner map, under
         // its lock so that none moves meanwhile (lock order: map, arena, global).
-        std::unique_lock<std::mutex> first_lock;
+        std::unique_lock<spin_mutex> first_lock;
         if (by_id_.size() == 1) {
-          first_lock = std::unique_lock<std::mutex>{by_id_.front()->mutex};
+          first_lock = std::unique_lock<spin_mutex>{by_id_.front()->mutex};
         }
         std::lock_guard<std::mutex> glock{global_mutex_};
         by_id_.reserve(by_id_.size() + 1);
@@ -319,7 +322,7 @@ class arena_state : private device_binding {
     }
     stream_arena_state* a = node.mapped().get();
     {
-      std::lock_guard<std::mutex> alock{a->mutex};  // fail() names the arena's stream under it
+      std::lock_guard<spin_mutex> alock{a->mutex};  // fail() names the arena's stream under it
       a->key = key;
     }
     node.key() = key;
@@ -355,7 +358,7 @@ class arena_state : private device_binding {
 
   // First fit in the arena; on a miss, a superblock from the global arena. nullptr if none.
   void* try_allocate(stream_arena_state& a, std::size_t bytes) {
-    std::lock_guard<std::mutex> lock{a.mutex};
+    std::lock_guard<spin_mutex> lock{a.mutex};
     if (auto const p = a.host.allocate(bytes); p) {
       return reinterpret_cast<void*>(*p);
     }
@@ -468,7 +471,7 @@ class arena_state : private device_binding {
     };
     RMM_EXPECTS(owner != nullptr, not_ours(), rmm::logic_error);
     RMM_CUDA_TRY(cudaStreamSynchronize(key.handle));
-    std::lock_guard<std::mutex> lock{owner->mutex};
+    std::lock_guard<spin_mutex> lock{owner->mutex};
     RMM_EXPECTS(owner->host.owns(p), not_ours(), rmm::logic_error);
     // No release here: returning a superblock needs an event on the owner's stream, which this
     // thread may not be able to name. The owner's cache or the out-of-memory path returns it.
@@ -497,7 +500,7 @@ class arena_state : private device_binding {
       }
     }
     for (stream_arena_state* s : arenas) {
-      std::lock_guard<std::mutex> lock{s->mutex};
+      std::lock_guard<spin_mutex> lock{s->mutex};
       auto const ranges = s->host.release_free_superblocks();
       if (!ranges.empty()) {
         give_back(*s, ranges);
@@ -510,7 +513,7 @@ class arena_state : private device_binding {
   // superblock goes back without a ticket and the remembered tickets are dropped.
   void reclaim_all() {
     std::unique_lock<std::shared_mutex> map_lock{stream_map_mutex_};
-    std::vector<std::unique_lock<std::mutex>> locks;
+    std::vector<std::unique_lock<spin_mutex>> locks;
     locks.reserve(by_id_.size());
     for (stream_arena_state* s : by_id_) {  // id order
       locks.emplace_back(s->mutex);
@@ -538,7 +541,7 @@ class arena_state : private device_binding {
       }
     }
     for (stream_arena_state* s : snapshot()) {
-      std::lock_guard<std::mutex> lock{s->mutex};
+      std::lock_guard<spin_mutex> lock{s->mutex};
       figures.free_bytes += s->host.free_bytes();
       figures.largest = std::max(figures.largest, s->host.largest_free_block());
       if (dump_log_on_failure_) {
