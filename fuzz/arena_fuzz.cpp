@@ -83,6 +83,7 @@ class driver {
   struct live_block {
     std::size_t size;
     std::size_t arena;
+    bool large;  // taken exactly from the global arena (acquire_exact), in no stream arena
   };
 
   void allocate(reader& in) {
@@ -98,6 +99,27 @@ class driver {
     }
     auto p = arenas_[a].allocate(n);
     FUZZ_CHECK(p == expected);
+    if (!p && n >= arena::large_request_min) {  // as the resource does: exactly, lowest first
+      std::optional<std::uintptr_t> lowest;
+      for (auto const& [b, s] : g_.free_ranges()) {
+        if (s >= n) {
+          lowest = b;
+          break;
+        }
+      }
+      auto grant = g_.acquire_exact(n);
+      FUZZ_CHECK((grant ? std::optional<std::uintptr_t>{grant->base} : std::nullopt) == lowest);
+      if (grant) {
+        FUZZ_CHECK(grant->size == n);
+        FUZZ_CHECK(grant->tickets == outstanding_.take(grant->base, grant->size));
+        auto next = live_.lower_bound(grant->base);
+        FUZZ_CHECK(next == live_.end() || next->first >= grant->base + n);
+        FUZZ_CHECK(next == live_.begin() ||
+                   std::prev(next)->first + std::prev(next)->second.size <= grant->base);
+        live_.emplace(grant->base, live_block{n, a, true});
+      }
+      return;
+    }
     if (!p) {
       auto grant = g_.acquire(n);
       if (!grant) {
@@ -119,7 +141,7 @@ class driver {
     FUZZ_CHECK(sb != held_[a].begin());
     --sb;
     FUZZ_CHECK(*p + n <= sb->first + sb->second);
-    live_.emplace(*p, live_block{n, a});
+    live_.emplace(*p, live_block{n, a, false});
   }
 
   void free(reader& in, bool own_stream) {
@@ -133,13 +155,24 @@ class driver {
     }
     auto const [p, blk] = *it;
     live_.erase(it);
+    if (blk.large) {  // back at once, under the freeing stream's ticket
+      release_large(p, blk.size, static_cast<arena::ticket>(1 + in.byte() % arenas_.size()));
+      return;
+    }
     FUZZ_CHECK(!arenas_[blk.arena].deallocate(p, blk.size, false));
+  }
+
+  void release_large(std::uintptr_t p, std::size_t n, arena::ticket t) {
+    g_.release(p, n, t);
+    outstanding_.release(arena::range{p, n}, t);
   }
 
   void free_block(std::map<std::uintptr_t, live_block>::iterator it) {
     auto const [p, blk] = *it;
     live_.erase(it);
-    if (auto r = arenas_[blk.arena].deallocate(p, blk.size); r) {
+    if (blk.large) {
+      release_large(p, blk.size, static_cast<arena::ticket>(blk.arena + 1));
+    } else if (auto r = arenas_[blk.arena].deallocate(p, blk.size); r) {
       give_back(blk.arena, *r, static_cast<arena::ticket>(blk.arena + 1));
     }
   }
@@ -182,6 +215,7 @@ class driver {
       }
     } else {
       expect_invalid([&] { static_cast<void>(g_.acquire(1 + in.byte() % 255U)); });
+      expect_invalid([&] { static_cast<void>(g_.acquire_exact(SB + 1 + in.byte() % 255U)); });
     }
   }
 
@@ -203,12 +237,13 @@ class driver {
       in_arenas += arenas_[a].free_bytes();
       allocated += arenas_[a].allocated_bytes();
     }
-    std::size_t live = 0;
+    std::size_t live  = 0;
+    std::size_t large = 0;
     for (auto const& [p, blk] : live_) {
-      live += blk.size;
+      (blk.large ? large : live) += blk.size;
     }
     FUZZ_CHECK(allocated == live);
-    FUZZ_CHECK(g_.free_bytes() + in_arenas + live == size_);
+    FUZZ_CHECK(g_.free_bytes() + in_arenas + live + large == size_);
   }
 
   std::size_t size_;

@@ -161,20 +161,24 @@ TEST_CASE("arena: cross-stream free", "[gpu][arena]") {
 
 TEST_CASE("arena: alone, a stream keeps the superblocks it frees, even beyond 1/64 of the arena",
           "[gpu][arena]") {
-  auto mr = make_arena(64 * MiB);
+  auto mr = make_arena(64 * MiB);  // 1/64 is 1 MiB; batches of 4 MiB
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
-  std::size_t const bytes = 40 * MiB;  // a dedicated superblock
-  void* p                 = mr.allocate(s1, bytes, A);
-  CHECK(rmm::test::fill_and_count_mismatches(p, bytes, 76, s1.value()) == 0);
-  mr.deallocate(s1, p, bytes, A);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 40; ++i) {  // 40 MiB in ten batches
+    blocks.push_back(mr.allocate(s1, MiB, A));
+  }
+  CHECK(rmm::test::fill_and_count_mismatches(blocks.front(), MiB, 76, s1.value()) == 0);
+  for (void* b : blocks) {
+    mr.deallocate(s1, b, MiB, A);
+  }
   // Kept by s1's arena (alone, its share is the whole arena): the global arena serves another
   // stream from the rest, after it.
   void* q = mr.allocate(s2, 20 * MiB, A);
-  CHECK(q == static_cast<char*>(p) + bytes);
-  void* again = mr.allocate(s1, bytes, A);  // from s1's own arena
-  CHECK(again == p);
-  mr.deallocate(s1, again, bytes, A);
+  CHECK(q == static_cast<char*>(blocks.front()) + 40 * MiB);
+  void* again = mr.allocate(s1, MiB, A);  // from s1's own arena
+  CHECK(again == blocks.front());
+  mr.deallocate(s1, again, MiB, A);
   mr.deallocate(s2, q, 20 * MiB, A);
 }
 
@@ -183,14 +187,14 @@ TEST_CASE("arena: a kept superblock is reused by another stream after the free's
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
-  std::size_t const bytes = 40 * MiB;
-  void* p = fill_late_and_free(mr, s1, bytes, 91);          // kept by s1's arena, alone: no event
+  void* p = fill_late_and_free(mr, s1, MiB, 91);            // kept by s1's arena, alone: no event
   CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // the free did not wait
-  void* q = mr.allocate(s2, bytes, A);  // out of memory: every free superblock goes back
+  std::size_t const bytes = 62 * MiB;  // the global arena has 60: out of memory first
+  void* q                 = mr.allocate(s2, bytes, A);  // every free superblock goes back
   CHECK(q == p);
   // Taking that superblock synchronised the device: s1's fill has completed.
   CHECK(cudaStreamQuery(s1.value()) == cudaSuccess);
-  CHECK(rmm::test::count_pattern_mismatches(q, bytes, 91, s2.value()) == 0);
+  CHECK(rmm::test::count_pattern_mismatches(q, MiB, 91, s2.value()) == 0);
   mr.deallocate(s2, q, bytes, A);
 }
 
@@ -201,9 +205,9 @@ TEST_CASE(
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream s1;
   rmm::cuda_stream s2;
-  void* p = fill_late_and_free(mr, s1, 40 * MiB, 93);  // kept
-  // Out of memory on s1: its free superblock goes back, with no event (the only arena), and the
-  // merged range serves the larger request.
+  // A large block goes back when freed, with no event (the only arena), and the merged range
+  // serves the larger request.
+  void* p   = fill_late_and_free(mr, s1, 40 * MiB, 93);
   void* big = mr.allocate(s1, 50 * MiB, A);
   CHECK(big == p);
   mr.deallocate(s1, big, 50 * MiB, A);
@@ -223,7 +227,7 @@ TEST_CASE("arena: with two streams, a returned superblock is ordered by an event
     void* small = mr.allocate(*s, KiB, A);
     mr.deallocate(*s, small, KiB, A);
   }
-  std::size_t const bytes = 40 * MiB;  // beyond each arena's share (32 MiB): returned on its free
+  std::size_t const bytes = 40 * MiB;  // a large block: returned when freed
   void* p                 = fill_late_and_free(mr, s1, bytes, 92, 300);  // released with s1's event
   void* q                 = mr.allocate(s2, bytes, A);
   CHECK(q == p);
@@ -347,6 +351,72 @@ TEST_CASE("arena: a new thread's per-thread stream takes over a finished thread'
   CHECK(got == expected);
 }
 
+TEST_CASE("arena: a large request takes exactly its size and returns it when freed",
+          "[gpu][arena]") {
+  auto mr = make_arena(8 * MiB);
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  // 3 + 5 MiB fill the arena: no rounding to 2 MiB superblocks (that would need 4 + 6).
+  void* a = mr.allocate(s1, 3 * MiB, A);
+  void* b = mr.allocate(s1, 5 * MiB, A);
+  CHECK(b == static_cast<char*>(a) + 3 * MiB);
+  CHECK(rmm::test::fill_and_count_mismatches(b, 5 * MiB, 21, s1.value()) == 0);
+  mr.deallocate(s1, a, 3 * MiB, A);  // back in the global arena at once
+  void* c = mr.allocate(s2, 2 * MiB, A);
+  CHECK(c == a);
+  mr.deallocate(s2, c, 2 * MiB, A);
+  mr.deallocate(s1, b, 5 * MiB, A);
+  // A large request first fits in the stream arena's free blocks (here s1's batch).
+  auto big       = make_arena(64 * MiB);  // batches of 4 MiB
+  void* small    = big.allocate(s1, KiB, A);
+  void* in_batch = big.allocate(s1, 3 * MiB, A);
+  CHECK(in_batch == static_cast<char*>(small) + KiB);
+  big.deallocate(s1, in_batch, 3 * MiB, A);
+  big.deallocate(s1, small, KiB, A);
+}
+
+TEST_CASE("arena: a large block freed on another stream is ordered before its next use",
+          "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream s1;
+  rmm::cuda_stream s2;
+  rmm::cuda_stream s3;
+  std::size_t const bytes = 8 * MiB;
+  void* p                 = mr.allocate(s1, bytes, A);
+  // Freed on s3, which has no arena: the free waits for s3.
+  rmm::test::fill_pattern_after_delay(p, bytes, 31, 100'000'000, s3.value());
+  mr.deallocate(s3, p, bytes, A);
+  CHECK(cudaStreamQuery(s3.value()) == cudaSuccess);
+  void* again = mr.allocate(s1, bytes, A);
+  CHECK(again == p);
+  CHECK(rmm::test::count_pattern_mismatches(again, bytes, 31, s1.value()) == 0);
+  // Freed on s2, which has an arena: ordered by s2's event, without waiting.
+  void* small = mr.allocate(s2, KiB, A);
+  rmm::test::fill_pattern_after_delay(again, bytes, 32, 300'000'000, s2.value());
+  mr.deallocate(s2, again, bytes, A);
+  CHECK(cudaStreamQuery(s2.value()) == cudaErrorNotReady);
+  void* third = mr.allocate(s1, bytes, A);  // s1 waits on s2's event
+  CHECK(third == p);
+  CHECK(rmm::test::count_pattern_mismatches(third, bytes, 32, s1.value()) == 0);
+  mr.deallocate(s1, third, bytes, A);
+  mr.deallocate(s2, small, KiB, A);
+}
+
+TEST_CASE("arena: a large block freed with the wrong size stays allocated", "[gpu][arena]") {
+  auto mr = make_arena(64 * MiB);
+  rmm::cuda_stream s;
+  void* p = mr.allocate(s, 4 * MiB, A);
+  mr.deallocate(s, p, 6 * MiB, A);  // logged, nothing freed
+  void* q = mr.allocate(s, 4 * MiB, A);
+  CHECK(q == static_cast<char*>(p) + 4 * MiB);
+  CHECK(rmm::test::fill_and_count_mismatches(p, 4 * MiB, 41, s.value()) == 0);
+  mr.deallocate(s, q, 4 * MiB, A);
+  mr.deallocate(s, p, 4 * MiB, A);
+  void* r = mr.allocate(s, 4 * MiB, A);
+  CHECK(r == p);
+  mr.deallocate(s, r, 4 * MiB, A);
+}
+
 TEST_CASE("arena: out of memory states the request and the arena", "[gpu][arena]") {
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream stream;
@@ -361,11 +431,11 @@ TEST_CASE("arena: out of memory states the request and the arena", "[gpu][arena]
   // Memory cached by another stream's arena is reclaimed before failing.
   rmm::cuda_stream other;
   std::vector<void*> small;
-  for (int i = 0; i < 30; ++i) {
-    small.push_back(mr.allocate(other, 2 * MiB, A));
+  for (int i = 0; i < 60; ++i) {
+    small.push_back(mr.allocate(other, MiB, A));
   }
   for (void* s : small) {
-    mr.deallocate(other, s, 2 * MiB, A);
+    mr.deallocate(other, s, MiB, A);  // its share is 32 MiB: it keeps 32 MiB of batches
   }
   void* all = mr.allocate(stream, 64 * MiB, A);
   CHECK(all != nullptr);

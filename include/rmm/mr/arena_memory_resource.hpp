@@ -14,6 +14,9 @@
  *   returned superblocks carry no event (no CUDA call on any free); the first superblock a second
  *   stream then takes synchronises the device once (so do not make that first allocation during
  *   CUDA graph capture).
+ * - A large block (2 MiB or more, taken exactly from the global arena) goes back to the global
+ *   arena when freed, ordered as a returned superblock by the event of the freeing stream's arena;
+ *   freed on a stream that has no arena in this resource, the free waits for that stream instead.
  * - A block freed on a stream other than the one whose arena owns it (a cross-stream free) is the
  *   slow path: the freeing stream is synchronised, then the block goes back to its owner's arena.
  * - Out of memory: memory other streams returned is already in the global arena (taken
@@ -55,18 +58,27 @@ namespace rmm::mr {
  *
  * GPU memory is divided into a global arena, per-thread arenas for default streams, and
  * per-stream arenas for non-default streams. Each arena allocates memory from the global arena in
- * chunks called superblocks (2 MiB, or the request rounded up to a multiple of 2 MiB if larger).
- * A request smaller than 16 MiB takes a batch of 8 superblocks (16 MiB, at most 1/64 of the
- * arena, at least 4 MiB; the request alone if no batch is free) as one superblock, so that the
- * global arena and its lock are touched rarely.
+ * chunks called superblocks. A request smaller than 2 MiB that its stream's arena cannot hold
+ * takes a batch of 8 superblocks (16 MiB, at most 1/64 of the arena, at least 4 MiB; 2 MiB, or
+ * the request alone, if no batch is free) as one superblock, so that the global arena and its
+ * lock are touched rarely.
+ *
+ * Large requests (2 MiB or more), as in real applications rare beside small ones, are handled by
+ * the global arena: one that the stream's arena cannot hold in its free blocks takes exactly its
+ * size (rounded up to 256 bytes) from the global arena's lowest fitting address, belongs to no
+ * stream arena, and goes back to the global arena as soon as it is freed (ordered like a returned
+ * superblock). No 2 MiB rounding is wasted, and no stream keeps large free ranges that another
+ * stream or a differently sized request could use. Each such allocation and free takes the global
+ * arena's lock.
  *
  * Blocks in each arena are allocated using address-ordered first fit. When a block is freed, it
  * is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks are
  * returned to the global arena once a stream arena's entirely free superblocks exceed its share:
  * the arena size divided by the number of stream arenas, at least 1/64 of the arena (at least
- * 4 MiB). A stream used alone keeps every superblock it frees; with more streams, memory one
- * stream keeps reaches another only on that stream's out-of-memory path (step 2 below, one
- * device synchronisation), so give each stream of a many-stream program its own headroom.
+ * 4 MiB). A stream used alone keeps every superblock it frees (large blocks excepted); with
+ * more streams, memory one stream keeps reaches another only on that stream's out-of-memory path
+ * (step 2 below, one device synchronisation), so give each stream of a many-stream program its
+ * own headroom.
  *
  * The global arena is one upstream allocation of fixed size made at construction; it never grows.
  * Sizes are rounded up to 256 bytes; every block is 256-byte aligned. The stream-ordering

@@ -130,6 +130,61 @@ TEST_CASE("global_arena: tail smaller than a superblock, exhaustion, misuse", "[
   CHECK(g.describe().find("global arena") != std::string::npos);
 }
 
+TEST_CASE("global_arena: acquire_exact takes exactly the request, lowest first, with tickets",
+          "[arena]") {
+  STATIC_REQUIRE(arena::large_request_min == SB);
+  global_arena g{B, 4 * SB};
+  auto a = g.acquire_exact(SB + 256);  // not rounded to two superblocks
+  REQUIRE(a);
+  CHECK(a->base == B);
+  CHECK(a->size == SB + 256);
+  auto b = g.acquire_exact(3 * SB - 512);  // the rest but 256 bytes
+  REQUIRE(b);
+  CHECK(b->base == B + SB + 256);
+  CHECK(g.free_bytes() == 256);
+  CHECK_FALSE(g.acquire_exact(512));
+  g.release(a->base, a->size, 4);
+  auto c = g.acquire_exact(SB);  // lowest fit: inside a's range, which carries a's ticket
+  REQUIRE(c);
+  CHECK(c->base == B);
+  CHECK(c->tickets == tickets{4});
+  CHECK(g.tickets_in(B + SB, 256) == tickets{4});  // the rest of the piece keeps it
+  require_invalid_argument([&] { static_cast<void>(g.acquire_exact(0)); },
+                           {"acquire_exact of 0 bytes"});
+  require_invalid_argument([&] { static_cast<void>(g.acquire_exact(SB + 1)); },
+                           {std::to_string(SB + 1)});
+  g.release(*b);
+  g.release(c->base, c->size, arena::no_ticket);
+  CHECK(g.free_bytes() == 4 * SB);
+  g.validate();
+}
+
+TEST_CASE("large_blocks: one slot per chunk, found by base, misuse rejected", "[arena]") {
+  arena::large_blocks l{B, 8 * SB + 512};
+  l.insert(B + 256, SB);           // chunk 0
+  l.insert(B + SB + 256, 3 * SB);  // chunk 1
+  l.insert(B + 8 * SB, SB);        // the last, partial chunk
+  CHECK(l.count() == 3);
+  CHECK(l.bytes() == 5 * SB);
+  CHECK(l.size_at(B + 256) == SB);
+  CHECK(l.size_at(B + SB + 256) == 3 * SB);
+  CHECK(l.size_at(B) == 0);             // no block starts there
+  CHECK(l.size_at(B + SB + 512) == 0);  // inside a block, not its start
+  CHECK(l.size_at(B - SB) == 0);        // outside the arena
+  CHECK(l.size_at(B + 100 * SB) == 0);
+  require_invalid_argument([&] { l.insert(B + 512, SB); }, {"large_blocks", hex(B + 512)});
+  require_invalid_argument([&] { l.insert(B + 4 * SB, SB - 256); }, {std::to_string(SB - 256)});
+  require_invalid_argument([&] { l.insert(B + 100 * SB, SB); }, {hex(B + 100 * SB)});
+  l.erase(B + SB + 512);  // not a start: nothing
+  CHECK(l.count() == 3);
+  l.erase(B + 256);
+  CHECK(l.size_at(B + 256) == 0);
+  l.insert(B, 2 * SB);  // the chunk is free again
+  CHECK(l.size_at(B) == 2 * SB);
+  CHECK(l.count() == 3);
+  CHECK(l.bytes() == 6 * SB);
+}
+
 TEST_CASE("global_arena merges equal-ticket pieces and keeps sets on grants given back",
           "[arena]") {
   global_arena g{B, 4 * SB};
@@ -307,11 +362,13 @@ class simulation {
 
   [[nodiscard]] std::size_t grants() const { return grants_; }
   [[nodiscard]] std::size_t failures() const { return failures_; }
+  [[nodiscard]] std::size_t large_grants() const { return large_grants_; }
 
  private:
   struct live_block {
     std::size_t size;
     std::size_t arena;
+    bool large;  // taken exactly from the global arena (acquire_exact), held by no stream arena
   };
 
   std::size_t pick(std::size_t n) {
@@ -347,12 +404,22 @@ class simulation {
     auto expected       = model_first_fit(a, n);
     auto p              = arenas_[a].allocate(n);
     REQUIRE(p == expected);
+    bool const large = !p && n >= arena::large_request_min;
     if (!p) {
-      auto grant = g_.acquire(n);
+      // As the resource does: a large request takes exactly its size, a small one a superblock;
+      // on a miss, reclaim (event-ordered) and retry; then fail.
+      auto take = [&]() -> std::optional<arena::superblock_grant> {
+        auto const lowest = lowest_global_fit(n);
+        auto grant        = large ? g_.acquire_exact(n) : g_.acquire(n);
+        if (large) {
+          REQUIRE((grant ? std::optional<std::uintptr_t>{grant->base} : std::nullopt) == lowest);
+        }
+        return grant;
+      };
+      auto grant = take();
       if (!grant) {
-        // As the resource does: reclaim (event-ordered), retry; then fail.
         reclaim();
-        grant = g_.acquire(n);
+        grant = take();
       }
       if (!grant) {
         REQUIRE(g_.largest_free_block() < n);
@@ -362,21 +429,28 @@ class simulation {
       ++grants_;
       REQUIRE(grant->size >= n);
       REQUIRE(grant->tickets == outstanding_.take(grant->base, grant->size));
-      arenas_[a].add_superblock(grant->base, grant->size);
-      held_[a].emplace(grant->base, grant->size);
-      p = arenas_[a].allocate(n);
-      REQUIRE(p);
+      if (large) {
+        REQUIRE(grant->size == n);
+        ++large_grants_;
+        p = grant->base;
+      } else {
+        arenas_[a].add_superblock(grant->base, grant->size);
+        held_[a].emplace(grant->base, grant->size);
+        p = arenas_[a].allocate(n);
+        REQUIRE(p);
+      }
     }
     // No overlap with any live block.
     auto next = live_.lower_bound(*p);
     REQUIRE((next == live_.end() || next->first >= *p + n));
     REQUIRE((next == live_.begin() || std::prev(next)->first + std::prev(next)->second.size <= *p));
-    // Inside a superblock of its arena.
-    auto sb = held_[a].upper_bound(*p);
-    REQUIRE(sb != held_[a].begin());
-    --sb;
-    REQUIRE(*p + n <= sb->first + sb->second);
-    live_.emplace(*p, live_block{n, a});
+    if (!large) {  // inside a superblock of its arena
+      auto sb = held_[a].upper_bound(*p);
+      REQUIRE(sb != held_[a].begin());
+      --sb;
+      REQUIRE(*p + n <= sb->first + sb->second);
+    }
+    live_.emplace(*p, live_block{n, a, large});
   }
 
   void free(bool own_stream) {
@@ -388,8 +462,13 @@ class simulation {
       free_block(it);
       return;
     }
-    // Cross-stream free: goes to the owner, which must not release (allow_release = false).
     auto const [p, blk] = *it;
+    if (blk.large) {  // a large block goes back at once under the freeing stream's ticket
+      live_.erase(it);
+      release_large(p, blk.size, pick(arenas_.size()));
+      return;
+    }
+    // Cross-stream free: goes to the owner, which must not release (allow_release = false).
     live_.erase(it);
     REQUIRE_FALSE(arenas_[blk.arena].deallocate(p, blk.size, false));
   }
@@ -397,9 +476,27 @@ class simulation {
   void free_block(std::map<std::uintptr_t, live_block>::iterator it) {
     auto const [p, blk] = *it;
     live_.erase(it);
-    if (auto r = arenas_[blk.arena].deallocate(p, blk.size); r) {
+    if (blk.large) {
+      release_large(p, blk.size, blk.arena);
+    } else if (auto r = arenas_[blk.arena].deallocate(p, blk.size); r) {
       give_back(blk.arena, *r);
     }
+  }
+
+  void release_large(std::uintptr_t p, std::size_t n, std::size_t freeing_arena) {
+    auto const t = static_cast<arena::ticket>(freeing_arena + 1);
+    g_.release(p, n, t);
+    outstanding_.release(arena::range{p, n}, t);
+  }
+
+  // Lowest free range of the global arena holding n bytes, by a scan.
+  std::optional<std::uintptr_t> lowest_global_fit(std::size_t n) const {
+    for (auto const& [b, s] : g_.free_ranges()) {
+      if (s >= n) {
+        return b;
+      }
+    }
+    return std::nullopt;
   }
 
   void give_back(std::size_t a, arena::range r) {
@@ -461,13 +558,14 @@ class simulation {
       in_arenas += arenas_[a].free_bytes();
       allocated += arenas_[a].allocated_bytes();
     }
-    std::size_t live = 0;
+    std::size_t live  = 0;
+    std::size_t large = 0;
     for (auto const& [p, blk] : live_) {
-      live += blk.size;
+      (blk.large ? large : live) += blk.size;
     }
     REQUIRE(allocated == live);
     // Every byte of the arena: free in the global arena, free in a stream arena, or live.
-    REQUIRE(g_.free_bytes() + in_arenas + live == size_);
+    REQUIRE(g_.free_bytes() + in_arenas + live + large == size_);
   }
 
   std::size_t size_;
@@ -479,6 +577,7 @@ class simulation {
   std::mt19937_64 rng_;
   std::size_t grants_{};
   std::size_t failures_{};
+  std::size_t large_grants_{};
 };
 
 }  // namespace
@@ -493,6 +592,7 @@ TEST_CASE("arena: randomised operations over several stream arenas match the mod
     }
     CHECK(sim.grants() > 0);
     CHECK(sim.failures() > 0);  // the arena is small: exhaustion paths run too
+    CHECK(sim.large_grants() > 0);
     sim.drain();
   }
 }

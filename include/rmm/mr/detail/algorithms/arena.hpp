@@ -33,6 +33,11 @@ inline constexpr std::size_t allocation_granularity = 256;
 /// of `max(superblock_size, round_up(request, superblock_size))` bytes.
 inline constexpr std::size_t superblock_size = std::size_t{2} << 20U;
 
+/// @brief Requests of at least this many bytes that the stream arena's free blocks cannot hold
+/// take exactly their (granularity-rounded) size from the global arena, held by no stream arena
+/// and returned to the global arena as soon as they are freed (arena.md, "Large requests").
+inline constexpr std::size_t large_request_min = superblock_size;
+
 /// @brief Smallest accepted global arena: one standard superblock.
 inline constexpr std::size_t minimum_arena_size = superblock_size;
 
@@ -127,11 +132,7 @@ class global_arena {
    * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.
    */
   std::optional<superblock_grant> acquire(std::size_t bytes) {
-    if (bytes == 0 || (bytes % allocation_granularity) != 0) {
-      throw std::invalid_argument("global_arena: acquire of " + std::to_string(bytes) +
-                                  " bytes, not a non-zero multiple of " +
-                                  std::to_string(allocation_granularity));
-    }
+    check_request("acquire", bytes);
     std::optional<std::uintptr_t> base;
     std::size_t size = 0;
     if (auto const standard = superblock_size_for(bytes); standard) {
@@ -147,6 +148,25 @@ class global_arena {
     }
     superblock_grant grant{*base, size, {}};
     take_tickets(*base, size, grant.tickets);
+    return grant;
+  }
+
+  /**
+   * @brief Carves exactly @p bytes (a non-zero multiple of allocation_granularity), at the lowest
+   * address that fits: the memory of a large request, held by no stream arena and released as
+   * soon as it is freed (arena.md, "Large requests").
+   * @return The grant, with the tickets of every release it overlaps, or nullopt if no free range
+   * is large enough.
+   * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.
+   */
+  std::optional<superblock_grant> acquire_exact(std::size_t bytes) {
+    check_request("acquire_exact", bytes);
+    auto const base = free_.allocate_first_fit(bytes);
+    if (!base) {
+      return std::nullopt;
+    }
+    superblock_grant grant{*base, bytes, {}};
+    take_tickets(*base, bytes, grant.tickets);
     return grant;
   }
 
@@ -313,6 +333,14 @@ class global_arena {
     }
   }
 
+  static void check_request(char const* what, std::size_t bytes) {
+    if (bytes == 0 || (bytes % allocation_granularity) != 0) {
+      throw std::invalid_argument(std::string{"global_arena: "} + what + " of " +
+                                  std::to_string(bytes) + " bytes, not a non-zero multiple of " +
+                                  std::to_string(allocation_granularity));
+    }
+  }
+
   static void expect(bool ok, char const* what, std::uintptr_t at) {
     expect_invariant(ok, "global_arena", what, at);
   }
@@ -321,6 +349,74 @@ class global_arena {
   std::size_t size_;
   address_ordered_free_list free_{allocation_granularity};
   piece_map pieces_;
+};
+
+/**
+ * @brief The large blocks (acquire_exact) currently allocated in an arena [base, base + size):
+ * their sizes, found by base in O(1) without allocating. A large block spans at least
+ * large_request_min bytes, so at most one starts in each large_request_min-sized chunk of the
+ * arena: one slot per chunk (16 bytes per 2 MiB, as the stream arenas' chunk index).
+ *
+ * Not thread-safe: the caller serialises every member.
+ */
+class large_blocks {
+ public:
+  /// @brief Slots for the arena [@p base, @p base + @p size). @throws std::bad_alloc.
+  large_blocks(std::uintptr_t base, std::size_t size)
+      : base_{base}, slots_(size / large_request_min + 1) {}
+
+  /**
+   * @brief Records the block [@p p, @p p + @p n).
+   * @throws std::invalid_argument naming the block if it lies outside the arena, is smaller than
+   * large_request_min, or its chunk already holds a block's start (an overlap). Unchanged then.
+   */
+  void insert(std::uintptr_t p, std::size_t n) {
+    std::size_t const i = index(p);
+    if (i == slots_.size() || n < large_request_min || slots_[i].size != 0) {
+      throw std::invalid_argument("large_blocks: cannot record [" + format_hex(p) + ", +" +
+                                  std::to_string(n) + ")");
+    }
+    slots_[i] = slot{p, n};
+    ++count_;
+    bytes_ += n;
+  }
+
+  /// @brief The size of the block starting at @p p, or 0 if no large block starts there.
+  [[nodiscard]] std::size_t size_at(std::uintptr_t p) const noexcept {
+    std::size_t const i = index(p);
+    return i != slots_.size() && slots_[i].base == p ? slots_[i].size : 0;
+  }
+
+  /// @brief Forgets the block starting at @p p (size_at(p) != 0).
+  void erase(std::uintptr_t p) noexcept {
+    if (std::size_t const i = index(p); i != slots_.size() && slots_[i].base == p) {
+      count_ -= slots_[i].size != 0 ? 1U : 0U;
+      bytes_ -= slots_[i].size;
+      slots_[i] = slot{};
+    }
+  }
+
+  /// @brief Number of blocks recorded.
+  [[nodiscard]] std::size_t count() const noexcept { return count_; }
+  /// @brief Their bytes.
+  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  struct slot {
+    std::uintptr_t base{};
+    std::size_t size{};  // 0: empty
+  };
+
+  // The slot of the chunk holding p, or slots_.size() if p is outside the arena.
+  [[nodiscard]] std::size_t index(std::uintptr_t p) const noexcept {
+    std::size_t const i = p < base_ ? slots_.size() : (p - base_) / large_request_min;
+    return std::min(i, slots_.size());
+  }
+
+  std::uintptr_t base_;
+  std::vector<slot> slots_;
+  std::size_t count_{};
+  std::size_t bytes_{};
 };
 
 }  // namespace rmm::mr::detail::arena

@@ -95,6 +95,7 @@ class arena_state : private device_binding {
                   rmm::bad_alloc);
       cuda_stream_default.synchronize();
       global_.emplace(reinterpret_cast<std::uintptr_t>(base), size);
+      large_.emplace(reinterpret_cast<std::uintptr_t>(base), size);
     } catch (...) {
       upstream_.deallocate(cuda_stream_default, base, size, CUDA_ALLOCATION_ALIGNMENT);
       throw;
@@ -169,6 +170,11 @@ class arena_state : private device_binding {
           }
           return;
         }
+        if (sz >= arena::large_request_min && deallocate_large(a, key, p, sz)) {
+          return;
+        }
+      } else if (sz >= arena::large_request_min && deallocate_large(nullptr, key, p, sz)) {
+        return;
       }
       deallocate_cross_stream(key, p, sz);
     } catch (std::exception const& e) {
@@ -216,22 +222,12 @@ class arena_state : private device_binding {
     arena::ticket id{};
   };
 
-  struct cache_entry {
-    std::uint64_t resource{};  // never-reused resource id: a stale entry can never match
-    stream_key key;
-    stream_arena_state* arena{};
-  };
-  static constexpr std::size_t cache_entries = 4;
-  struct thread_cache {
-    cache_entry entries[cache_entries];
-    std::size_t next{};
-  };
-
   // One counter per process (in librmm): ids from two modules never collide.
   static std::uint64_t next_resource_id() noexcept { return next_resource_uid(); }
 
-  static thread_cache& cache() noexcept {
-    static thread_local thread_cache c;
+  // This thread's last few (resource, stream) -> arena lookups.
+  static stream_cache<stream_arena_state*>& cache() noexcept {
+    static thread_local stream_cache<stream_arena_state*> c;
     return c;
   }
 
@@ -239,12 +235,7 @@ class arena_state : private device_binding {
 
   // This thread's cached arena of `key` in this resource, or nullptr.
   stream_arena_state* cached(stream_key const& key) const noexcept {
-    for (auto const& e : cache().entries) {
-      if (e.resource == id_ && e.key == key) {
-        return e.arena;
-      }
-    }
-    return nullptr;
+    return cache().find(id_, key);
   }
 
   // Hot path: the thread-local cache, else the map under a shared lock, else create.
@@ -285,9 +276,7 @@ class arena_state : private device_binding {
         finished_.watch(key);  // this thread's arena passes to a new thread when it exits
       }
     }
-    thread_cache& c   = cache();
-    c.entries[c.next] = cache_entry{id_, key, a};
-    c.next            = (c.next + 1) % cache_entries;
+    cache().remember(id_, key, a);
     return *a;
   }
 
@@ -299,13 +288,8 @@ class arena_state : private device_binding {
   // the new stream is being captured (where that is not allowed) a new arena is made instead.
   // nullptr if there is no finished thread's arena.
   stream_arena_state* adopt_finished(stream_key const& key) {
-    cudaStreamCaptureStatus status{};
-    if (cudaStreamIsCapturing(key.handle, &status) != cudaSuccess) {
-      rmm::detail::clear_last_cuda_error();
-      return nullptr;
-    }
-    if (status != cudaStreamCaptureStatusNone) {
-      return nullptr;
+    if (is_capturing(cuda::stream_ref{key.handle})) {
+      return nullptr;  // also when the status is unknown: no synchronisation then
     }
     std::optional<stream_key> const old = finished_.take();
     if (!old) {
@@ -356,12 +340,14 @@ class arena_state : private device_binding {
     return hit != nullptr ? hit : find_in_map(key);
   }
 
-  // First fit in the arena; on a miss, a superblock from the global arena. nullptr if none.
+  // First fit in the arena; on a miss, a superblock from the global arena, or for a large
+  // request its exact size (a large block, in large_). nullptr if none.
   void* try_allocate(stream_arena_state& a, std::size_t bytes) {
     std::lock_guard<spin_mutex> lock{a.mutex};
     if (auto const p = a.host.allocate(bytes); p) {
       return reinterpret_cast<void*>(*p);
     }
+    bool const large = bytes >= arena::large_request_min;
     std::optional<arena::superblock_grant> grant;
     std::vector<cudaEvent_t> waits;
     {
@@ -375,10 +361,14 @@ class arena_state : private device_binding {
       // Superblocks in batches: one global acquisition serves many small requests (the global
       // mutex was 75 % of thread time at 16 threads with one superblock per acquisition). When
       // the global arena has no free batch, the request alone.
-      if (std::size_t const batch = batch_bytes(); bytes < batch) {
+      // A large request takes exactly its size, held by no stream arena (arena.md, "Large
+      // requests"): no rounding tail, and once freed it is free for every stream.
+      if (large) {
+        grant = global_->acquire_exact(bytes);
+      } else if (std::size_t const batch = batch_bytes(); bytes < batch) {
         grant = global_->acquire(batch);
       }
-      if (!grant) {
+      if (!grant && !large) {
         grant = global_->acquire(bytes);
       }
       if (!grant) {
@@ -390,7 +380,9 @@ class arena_state : private device_binding {
         }
       }
       try {
-        if (by_id_.size() > 1) {  // one arena: it owns every superblock held, no map needed
+        if (large) {
+          large_->insert(grant->base, grant->size);
+        } else if (by_id_.size() > 1) {  // one arena: it owns every superblock, no map needed
           owners_.emplace(grant->base, &a);
         }
       } catch (...) {
@@ -402,10 +394,16 @@ class arena_state : private device_binding {
       for (cudaEvent_t const e : waits) {
         RMM_CUDA_TRY(cudaStreamWaitEvent(a.key.handle, e, 0));
       }
+      if (large) {
+        return reinterpret_cast<void*>(grant->base);
+      }
       a.host.add_superblock(grant->base, grant->size);
     } catch (...) {
       std::lock_guard<std::mutex> glock{global_mutex_};
       owners_.erase(grant->base);
+      if (large) {
+        large_->erase(grant->base);
+      }
       global_->release(*grant);
       throw;
     }
@@ -444,13 +442,54 @@ class arena_state : private device_binding {
   void release_ranges(std::vector<arena::range> const& ranges, arena::ticket t) noexcept {
     for (auto const& r : ranges) {
       owners_.erase(r.base);
-      try {
-        global_->release(r.base, r.size, t);
-      } catch (std::exception const& e) {
-        rmm::log(level_enum::error,
-                 std::string{"arena_memory_resource: cannot return a superblock: "} + e.what());
+      release_range(r, t);
+    }
+  }
+
+  void release_range(arena::range const& r, arena::ticket t) noexcept {
+    try {
+      global_->release(r.base, r.size, t);
+    } catch (std::exception const& e) {
+      rmm::log(level_enum::error,
+               std::string{"arena_memory_resource: cannot return a superblock: "} + e.what());
+    }
+  }
+
+  // A large block (try_allocate) goes back to the global arena at once, ordered like a returned
+  // superblock: by an event on the freeing stream's arena `a` (whose mutex the caller holds; no
+  // event while `a` is the only arena), or, where the freeing stream has no arena, by waiting
+  // for that stream. false if `p` is not a large block; a size other than the allocated one
+  // throws and frees nothing.
+  bool deallocate_large(stream_arena_state* a,
+                        stream_key const& key,
+                        std::uintptr_t p,
+                        std::size_t bytes) {
+    arena::range const r{p, bytes};
+    {
+      std::lock_guard<std::mutex> glock{global_mutex_};
+      std::size_t const allocated = large_->size_at(p);
+      if (allocated == 0) {
+        return false;
+      }
+      RMM_EXPECTS(allocated == bytes,
+                  "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
+                      format_hex(p) + ", allocated with " + std::to_string(allocated),
+                  rmm::logic_error);
+      large_->erase(p);
+      if (a != nullptr && by_id_.size() == 1) {  // one lock, no event: as give_back alone
+        release_range(r, arena::no_ticket);
+        unordered_releases_ = true;
+        return true;
       }
     }
+    if (a != nullptr) {
+      give_back(*a, {r});
+      return true;
+    }
+    RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(key.handle));
+    std::lock_guard<std::mutex> glock{global_mutex_};
+    release_range(r, arena::no_ticket);
+    return true;
   }
 
   // Slow path: the block belongs to another stream's arena. Wait for the freeing stream so that
@@ -537,7 +576,8 @@ class arena_state : private device_binding {
       figures.free_bytes = global_->free_bytes();
       figures.largest    = global_->largest_free_block();
       if (dump_log_on_failure_) {
-        dump = global_->describe();
+        dump = global_->describe() + "large blocks: " + std::to_string(large_->count()) + ", " +
+               std::to_string(large_->bytes()) + " bytes\n";
       }
     }
     for (stream_arena_state* s : snapshot()) {
@@ -566,10 +606,11 @@ class arena_state : private device_binding {
   std::shared_mutex stream_map_mutex_;  // guards streams_
   std::unordered_map<stream_key, std::unique_ptr<stream_arena_state>, stream_key_hash> streams_;
 
-  std::mutex global_mutex_;  // guards global_, owners_, by_id_, unordered_releases_
+  std::mutex global_mutex_;  // guards global_, owners_, large_, by_id_, unordered_releases_
   std::optional<arena::global_arena> global_;
   std::map<std::uintptr_t, stream_arena_state*> owners_;  // superblock base -> owning arena
   std::vector<stream_arena_state*> by_id_;                // ticket - 1 -> arena
+  std::optional<arena::large_blocks> large_;              // the allocated large blocks
   finished_threads finished_;  // per-thread streams of exited threads, whose arenas are free
   // Set when the first arena, alone, returns superblocks without an event; cleared by the next
   // device synchronisation. Never set again once a second arena exists.
