@@ -99,16 +99,15 @@ class driver {
     }
     auto p = arenas_[a].allocate(n);
     FUZZ_CHECK(p == expected);
-    if (!p && n >= arena::large_request_min) {  // as the resource does: exactly, lowest first
-      std::optional<std::uintptr_t> lowest;
-      for (auto const& [b, s] : g_.free_ranges()) {
-        if (s >= n) {
-          lowest = b;
-          break;
-        }
-      }
-      auto grant = g_.acquire_exact(n);
-      FUZZ_CHECK((grant ? std::optional<std::uintptr_t>{grant->base} : std::nullopt) == lowest);
+    if (!p && n >= arena::large_request_min) {  // as the resource does: exactly, good fit
+      auto const free = g_.free_ranges();
+      auto grant      = g_.acquire_exact(n);
+      FUZZ_CHECK(grant.has_value() == std::any_of(free.begin(), free.end(), [&](auto const& r) {
+                   return r.second >= n;
+                 }));
+      FUZZ_CHECK(!grant || std::any_of(free.begin(), free.end(), [&](auto const& r) {
+        return r.first == grant->base && r.second >= n;
+      }));
       if (grant) {
         FUZZ_CHECK(grant->size == n);
         FUZZ_CHECK(grant->tickets == outstanding_.take(grant->base, grant->size));

@@ -409,10 +409,16 @@ class simulation {
       // As the resource does: a large request takes exactly its size, a small one a superblock;
       // on a miss, reclaim (event-ordered) and retry; then fail.
       auto take = [&]() -> std::optional<arena::superblock_grant> {
-        auto const lowest = lowest_global_fit(n);
-        auto grant        = large ? g_.acquire_exact(n) : g_.acquire(n);
-        if (large) {
-          REQUIRE((grant ? std::optional<std::uintptr_t>{grant->base} : std::nullopt) == lowest);
+        auto const free = g_.free_ranges();
+        auto grant      = large ? g_.acquire_exact(n) : g_.acquire(n);
+        // Taken from the front of a free range that holds it; none only if no range does.
+        bool const fits =
+            std::any_of(free.begin(), free.end(), [&](auto const& r) { return r.second >= n; });
+        REQUIRE(grant.has_value() == fits);
+        if (grant) {
+          REQUIRE(std::any_of(free.begin(), free.end(), [&](auto const& r) {
+            return r.first == grant->base && r.second >= grant->size;
+          }));
         }
         return grant;
       };
@@ -487,16 +493,6 @@ class simulation {
     auto const t = static_cast<arena::ticket>(freeing_arena + 1);
     g_.release(p, n, t);
     outstanding_.release(arena::range{p, n}, t);
-  }
-
-  // Lowest free range of the global arena holding n bytes, by a scan.
-  std::optional<std::uintptr_t> lowest_global_fit(std::size_t n) const {
-    for (auto const& [b, s] : g_.free_ranges()) {
-      if (s >= n) {
-        return b;
-      }
-    }
-    return std::nullopt;
   }
 
   void give_back(std::size_t a, arena::range r) {

@@ -9,8 +9,8 @@
  */
 #pragma once
 
-#include <rmm/mr/detail/algorithms/address_ordered_free_list.hpp>
 #include <rmm/mr/detail/algorithms/free_list_diagnostics.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -86,7 +86,8 @@ struct superblock_grant {
 /**
  * @brief The global arena: one fixed range [base, base + size) handed out as superblocks.
  *
- * Free memory is kept coalesced in an address_ordered_free_list (lowest address first fit).
+ * Free memory is kept coalesced in a tlsf_free_list (two-level segregated good fit, O(1); each
+ * grant is taken from the front of the free range chosen).
  * Every returned superblock carries a ticket; the tickets are remembered per returned piece of
  * free memory (`pieces_`, disjoint ranges inside the free memory, adjacent pieces with equal
  * ticket sets merged), so that a grant lists exactly the tickets of the memory it covers.
@@ -109,9 +110,7 @@ class global_arena {
           std::to_string(allocation_granularity) + "-aligned, at least " +
           std::to_string(minimum_arena_size) + " bytes, and not wrap around");
     }
-    free_.add_boundary(base);
-    free_.add_boundary(base + size);
-    free_.insert(base, size);
+    free_.insert_region(base, size);
   }
 
   /**
@@ -125,8 +124,9 @@ class global_arena {
 
   /**
    * @brief Carves a superblock able to hold a block of @p bytes (a non-zero multiple of
-   * allocation_granularity): the lowest-addressed free range of superblock_size_for(bytes) bytes
-   * or, if there is none, of exactly @p bytes bytes (so that the tail of the arena stays usable).
+   * allocation_granularity): superblock_size_for(bytes) bytes or, if no free range holds that
+   * many, exactly @p bytes (so that the tail of the arena stays usable), from the front of a free
+   * range chosen by two-level segregated good fit (tlsf_free_list).
    * @return The grant, with the tickets of every release it overlaps, or nullopt if no free range
    * is large enough.
    * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.
@@ -137,11 +137,11 @@ class global_arena {
     std::size_t size = 0;
     if (auto const standard = superblock_size_for(bytes); standard) {
       size = *standard;
-      base = free_.allocate_first_fit(size);
+      base = free_.allocate(size);
     }
     if (!base) {
       size = bytes;
-      base = free_.allocate_first_fit(size);
+      base = free_.allocate(size);
     }
     if (!base) {
       return std::nullopt;
@@ -152,8 +152,8 @@ class global_arena {
   }
 
   /**
-   * @brief Carves exactly @p bytes (a non-zero multiple of allocation_granularity), at the lowest
-   * address that fits: the memory of a large request, held by no stream arena and released as
+   * @brief Carves exactly @p bytes (a non-zero multiple of allocation_granularity), chosen as
+   * acquire() chooses: the memory of a large request, held by no stream arena and released as
    * soon as it is freed (arena.md, "Large requests").
    * @return The grant, with the tickets of every release it overlaps, or nullopt if no free range
    * is large enough.
@@ -161,7 +161,7 @@ class global_arena {
    */
   std::optional<superblock_grant> acquire_exact(std::size_t bytes) {
     check_request("acquire_exact", bytes);
-    auto const base = free_.allocate_first_fit(bytes);
+    auto const base = free_.allocate(bytes);
     if (!base) {
       return std::nullopt;
     }
@@ -188,7 +188,7 @@ class global_arena {
                                   std::to_string(size) + ") outside the arena [" +
                                   format_hex(base_) + ", +" + std::to_string(size_) + ")");
     }
-    free_.insert_within(base, size, base_, base_ + size_);  // checks alignment, double releases
+    free_.deallocate(base, size);  // checks that it is a granted range, not free (double free)
     std::sort(tickets.begin(), tickets.end());
     tickets.erase(std::unique(tickets.begin(), tickets.end()), tickets.end());
     tickets.erase(std::remove(tickets.begin(), tickets.end(), no_ticket), tickets.end());
@@ -217,13 +217,19 @@ class global_arena {
     return free_.largest_free_block();
   }
   /// @brief Number of free ranges.
-  [[nodiscard]] std::size_t num_free_ranges() const noexcept { return free_.size(); }
+  [[nodiscard]] std::size_t num_free_ranges() const noexcept { return free_.num_free_blocks(); }
   /// @brief Number of remembered ticketed pieces (bounded by the number of free ranges times the
   /// releases merged into them).
   [[nodiscard]] std::size_t num_ticket_pieces() const noexcept { return pieces_.size(); }
   /// @brief The free ranges in address order. O(n).
   [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::size_t>> free_ranges() const {
-    return free_.blocks();
+    std::vector<std::pair<std::uintptr_t, std::size_t>> out;
+    free_.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, auto, auto) {
+      if (is_free) {
+        out.emplace_back(b, s);
+      }
+    });
+    return out;
   }
   /// @brief The tickets remembered for the free memory overlapping [base, base + size). O(k log n).
   [[nodiscard]] std::vector<ticket> tickets_in(std::uintptr_t base, std::size_t size) const {
@@ -243,11 +249,12 @@ class global_arena {
    */
   void validate() const {
     free_.validate();
+    auto const free         = free_ranges();
     std::uintptr_t prev_end = 0;
     for (auto const& [b, p] : pieces_) {
       expect(p.size != 0 && !p.tickets.empty(), "empty ticket piece", b);
       expect(b >= prev_end, "ticket pieces overlap", b);
-      expect(free_.contains_range(b, p.size), "ticket piece outside free memory", b);
+      expect(inside_free(free, b, p.size), "ticket piece outside free memory", b);
       expect(std::is_sorted(p.tickets.begin(), p.tickets.end()), "tickets unsorted", b);
       prev_end = b + p.size;
     }
@@ -260,11 +267,11 @@ class global_arena {
                       std::to_string(num_free_ranges()) + " ranges, largest " +
                       std::to_string(largest_free_block()) + "\n";
     std::size_t shown = 0;
-    free_.for_each([&](std::uintptr_t b, std::size_t s) {
+    for (auto const& [b, s] : free_ranges()) {
       if (shown++ < max_ranges) {
         out += "  free [" + format_hex(b) + ", +" + std::to_string(s) + ")\n";
       }
-    });
+    }
     if (shown > max_ranges) {
       out += "  ... " + std::to_string(shown - max_ranges) + " more free ranges\n";
     }
@@ -341,13 +348,21 @@ class global_arena {
     }
   }
 
+  // True if [b, b + n) lies inside one of `free` (address-sorted ranges).
+  static bool inside_free(std::vector<std::pair<std::uintptr_t, std::size_t>> const& free,
+                          std::uintptr_t b,
+                          std::size_t n) {
+    auto it = std::upper_bound(free.begin(), free.end(), std::make_pair(b, ~std::size_t{0}));
+    return it != free.begin() && b + n <= std::prev(it)->first + std::prev(it)->second;
+  }
+
   static void expect(bool ok, char const* what, std::uintptr_t at) {
     expect_invariant(ok, "global_arena", what, at);
   }
 
   std::uintptr_t base_;
   std::size_t size_;
-  address_ordered_free_list free_{allocation_granularity};
+  tlsf_free_list free_{allocation_granularity};
   piece_map pieces_;
 };
 
