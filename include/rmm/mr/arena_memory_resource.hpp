@@ -65,13 +65,13 @@ namespace rmm::mr {
  *
  * Large requests (2 MiB or more), as in real applications rare beside small ones, are handled by
  * the global arena: one that the stream's arena cannot hold in its free blocks takes exactly its
- * size (rounded up to 256 bytes) from the global arena's lowest fitting address, belongs to no
- * stream arena, and goes back to the global arena as soon as it is freed (ordered like a returned
- * superblock). No 2 MiB rounding is wasted, and no stream keeps large free ranges that another
- * stream or a differently sized request could use. Each such allocation and free takes the global
- * arena's lock.
+ * size (rounded up to 256 bytes) from the global arena, belongs to no stream arena, and goes back
+ * to the global arena as soon as it is freed (ordered like a returned superblock). No 2 MiB
+ * rounding is wasted, and no stream keeps large free ranges that another stream or a differently
+ * sized request could use. Each such allocation and free takes the global arena's lock. The
+ * global arena places superblocks and large blocks by two-level segregated good fit (O(1)).
  *
- * Blocks in each arena are allocated using address-ordered first fit. When a block is freed, it
+ * Blocks in each stream arena are allocated using address-ordered first fit. When a block is freed, it
  * is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks are
  * returned to the global arena once a stream arena's entirely free superblocks exceed its share:
  * the arena size divided by the number of stream arenas, at least 1/64 of the arena (at least
