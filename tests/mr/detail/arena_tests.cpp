@@ -62,7 +62,8 @@ TEST_CASE("global_arena rejects bad ranges, naming them", "[arena]") {
   require_invalid_argument([] { global_arena{~std::uintptr_t{0} - 255, SB}; }, {"wrap"});
 }
 
-TEST_CASE("global_arena carves superblocks lowest first and coalesces returns", "[arena]") {
+TEST_CASE("global_arena carves superblocks from the front of free memory and coalesces returns",
+          "[arena]") {
   global_arena g{B, 8 * SB};
   REQUIRE(g.free_bytes() == 8 * SB);
   auto a = g.acquire(256);
@@ -130,7 +131,7 @@ TEST_CASE("global_arena: tail smaller than a superblock, exhaustion, misuse", "[
   CHECK(g.describe().find("global arena") != std::string::npos);
 }
 
-TEST_CASE("global_arena: acquire_exact takes exactly the request, lowest first, with tickets",
+TEST_CASE("global_arena: acquire_exact takes exactly the request, by good fit, with tickets",
           "[arena]") {
   STATIC_REQUIRE(arena::large_request_min == SB);
   global_arena g{B, 4 * SB};
@@ -144,7 +145,7 @@ TEST_CASE("global_arena: acquire_exact takes exactly the request, lowest first, 
   CHECK(g.free_bytes() == 256);
   CHECK_FALSE(g.acquire_exact(512));
   g.release(a->base, a->size, 4);
-  auto c = g.acquire_exact(SB);  // lowest fit: inside a's range, which carries a's ticket
+  auto c = g.acquire_exact(SB);  // good fit: a's range (the other is 256 bytes), with a's ticket
   REQUIRE(c);
   CHECK(c->base == B);
   CHECK(c->tickets == tickets{4});
