@@ -36,6 +36,8 @@
  * Opcodes (byte % 16): 0 insert_region, 1-2 allocate, 3-4 deallocate, 5 retag, 6 misuse,
  * 7 take_free_regions, 8 extend_region, 9 shrink_region, 10 region queries, 11 allocate_range,
  * 12 join_allocated, 13 free_neighbours, 14 region_allocated_blocks, 15 retag_block.
+ * An allocated block is marked (mark_allocated) at random; marked_size must report it, and a
+ * freed block must be unmarked.
  */
 #include "fuzz_input.hpp"
 
@@ -476,6 +478,11 @@ class driver {
     }
     tags_.used(tag);
     FUZZ_CHECK(model_.allocate_at(*p, n, tag));
+    FUZZ_CHECK(list_.marked_size(*p) == 0);  // a new block starts unmarked
+    if ((in.byte() & 1U) != 0) {
+      list_.mark_allocated(*p);
+      FUZZ_CHECK(list_.marked_size(*p) == n);
+    }
     live_.push_back({*p, n});
   }
 
@@ -491,6 +498,7 @@ class driver {
     tags_.passed(tag);
     list_.deallocate(l.ptr, l.size, tag);
     tags_.used(tag);
+    FUZZ_CHECK(list_.marked_size(l.ptr) == 0);  // freed: unmarked (validate: no free block is)
     model_.deallocate(l.ptr, tag);
     freed_.push_back(l);
   }

@@ -120,10 +120,34 @@ class tlsf_free_list {
     block& b = blocks_[idx];
     b.free   = true;
     b.tag    = tag;
+    b.marked = false;
     free_bytes_ += size;
     allocated_bytes_ -= size;
     --regions_[b.region].allocated_blocks;
     coalesce_and_link(idx);
+  }
+
+  /**
+   * @brief Marks the allocated block at @p ptr: a flag for the caller's own use (the arena marks
+   * the blocks it hands to no stream), read back by `marked_size`, cleared when the block is
+   * freed. A block carved from it by `allocate`/`allocate_range` starts unmarked; `join_allocated`
+   * keeps the first block's mark. O(1).
+   * @throws std::invalid_argument naming @p ptr if no allocated block starts there (unchanged).
+   */
+  void mark_allocated(std::uintptr_t ptr) {
+    index_t const idx = by_address_.find(ptr);
+    if (idx == address_map::npos || blocks_[idx].free) {
+      throw std::invalid_argument("tlsf_free_list: mark_allocated of " + hex(ptr) +
+                                  ", where no allocated block starts");
+    }
+    blocks_[idx].marked = true;
+  }
+
+  /// @brief The size of the marked allocated block that starts at @p ptr, or 0 if no block
+  /// starts there, it is free, or it is not marked. O(1).
+  [[nodiscard]] std::size_t marked_size(std::uintptr_t ptr) const noexcept {
+    index_t const idx = by_address_.find(ptr);
+    return idx != address_map::npos && blocks_[idx].marked ? blocks_[idx].size : 0;
   }
 
   /**
@@ -407,6 +431,7 @@ class tlsf_free_list {
     index_t next_free{nil};
     tag_t tag{0};  // owner of a free block
     bool free{false};
+    bool marked{false};  // mark_allocated; never set on a free block
   };
 
   struct region {

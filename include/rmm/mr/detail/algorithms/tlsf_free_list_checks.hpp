@@ -180,6 +180,7 @@ inline void tlsf_free_list::validate_regions() const {
       expect(!(b.free && prev != nil && blocks_[prev].free && blocks_[prev].tag == b.tag),
              "block is not coalesced",
              b.base);
+      expect(!(b.free && b.marked), "free block is marked", b.base);
       cursor += b.size;
       ++blocks;
       if (b.free) {
