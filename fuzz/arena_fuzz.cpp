@@ -110,6 +110,7 @@ class driver {
       }));
       if (grant) {
         FUZZ_CHECK(grant->size == n);
+        FUZZ_CHECK(g_.large_size_at(grant->base) == n);
         FUZZ_CHECK(grant->tickets == outstanding_.take(grant->base, grant->size));
         auto next = live_.lower_bound(grant->base);
         FUZZ_CHECK(next == live_.end() || next->first >= grant->base + n);
@@ -162,7 +163,9 @@ class driver {
   }
 
   void release_large(std::uintptr_t p, std::size_t n, arena::ticket t) {
+    FUZZ_CHECK(g_.large_size_at(p) == n);
     g_.release(p, n, t);
+    FUZZ_CHECK(g_.large_size_at(p) == 0);
     outstanding_.release(arena::range{p, n}, t);
   }
 
@@ -242,6 +245,7 @@ class driver {
       (blk.large ? large : live) += blk.size;
     }
     FUZZ_CHECK(allocated == live);
+    FUZZ_CHECK(g_.large_bytes() == large);
     FUZZ_CHECK(g_.free_bytes() + in_arenas + live + large == size_);
   }
 

@@ -160,30 +160,43 @@ TEST_CASE("global_arena: acquire_exact takes exactly the request, by good fit, w
   g.validate();
 }
 
-TEST_CASE("large_blocks: one slot per chunk, found by base, misuse rejected", "[arena]") {
-  arena::large_blocks l{B, 8 * SB + 512};
-  l.insert(B + 256, SB);           // chunk 0
-  l.insert(B + SB + 256, 3 * SB);  // chunk 1
-  l.insert(B + 8 * SB, SB);        // the last, partial chunk
-  CHECK(l.count() == 3);
-  CHECK(l.bytes() == 5 * SB);
-  CHECK(l.size_at(B + 256) == SB);
-  CHECK(l.size_at(B + SB + 256) == 3 * SB);
-  CHECK(l.size_at(B) == 0);             // no block starts there
-  CHECK(l.size_at(B + SB + 512) == 0);  // inside a block, not its start
-  CHECK(l.size_at(B - SB) == 0);        // outside the arena
-  CHECK(l.size_at(B + 100 * SB) == 0);
-  require_invalid_argument([&] { l.insert(B + 512, SB); }, {"large_blocks", hex(B + 512)});
-  require_invalid_argument([&] { l.insert(B + 4 * SB, SB - 256); }, {std::to_string(SB - 256)});
-  require_invalid_argument([&] { l.insert(B + 100 * SB, SB); }, {hex(B + 100 * SB)});
-  l.erase(B + SB + 512);  // not a start: nothing
-  CHECK(l.count() == 3);
-  l.erase(B + 256);
-  CHECK(l.size_at(B + 256) == 0);
-  l.insert(B, 2 * SB);  // the chunk is free again
-  CHECK(l.size_at(B) == 2 * SB);
-  CHECK(l.count() == 3);
-  CHECK(l.bytes() == 6 * SB);
+TEST_CASE("global_arena: large blocks are known by base until released", "[arena]") {
+  global_arena g{B, 8 * SB};
+  auto sb = g.acquire(SB);  // a superblock: not a large block
+  REQUIRE(sb);
+  auto a = g.acquire_exact(SB + 256);
+  auto b = g.acquire_exact(3 * SB);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(g.num_large_blocks() == 2);
+  CHECK(g.large_bytes() == 4 * SB + 256);
+  CHECK(g.large_size_at(a->base) == SB + 256);
+  CHECK(g.large_size_at(b->base) == 3 * SB);
+  CHECK(g.large_size_at(sb->base) == 0);           // a superblock
+  CHECK(g.large_size_at(a->base + 256) == 0);      // inside a block, not its start
+  CHECK(g.large_size_at(b->base + b->size) == 0);  // free memory
+  CHECK(g.large_size_at(B - SB) == 0);             // outside the arena
+  CHECK(g.describe().find("2 large blocks") != std::string::npos);
+  g.validate();
+  // A wrong size is refused and the block stays large.
+  require_invalid_argument([&] { g.release(a->base, SB, arena::no_ticket); }, {std::to_string(SB)});
+  CHECK(g.large_size_at(a->base) == SB + 256);
+  g.release(a->base, a->size, 3);
+  CHECK(g.large_size_at(a->base) == 0);
+  CHECK(g.num_large_blocks() == 1);
+  CHECK(g.large_bytes() == 3 * SB);
+  // The same memory granted again as a superblock is not a large block.
+  auto again = g.acquire(SB);
+  REQUIRE(again);
+  CHECK(again->base == a->base);
+  CHECK(g.large_size_at(again->base) == 0);
+  g.release(*again);
+  g.release(*sb);
+  g.release(*b);
+  CHECK(g.num_large_blocks() == 0);
+  CHECK(g.large_bytes() == 0);
+  CHECK(g.free_bytes() == 8 * SB);
+  g.validate();
 }
 
 TEST_CASE("global_arena merges equal-ticket pieces and keeps sets on grants given back",
@@ -436,6 +449,7 @@ class simulation {
       ++grants_;
       REQUIRE(grant->size >= n);
       REQUIRE(grant->tickets == outstanding_.take(grant->base, grant->size));
+      REQUIRE(g_.large_size_at(grant->base) == (large ? n : 0));
       if (large) {
         REQUIRE(grant->size == n);
         ++large_grants_;
@@ -492,7 +506,9 @@ class simulation {
 
   void release_large(std::uintptr_t p, std::size_t n, std::size_t freeing_arena) {
     auto const t = static_cast<arena::ticket>(freeing_arena + 1);
+    REQUIRE(g_.large_size_at(p) == n);
     g_.release(p, n, t);
+    REQUIRE(g_.large_size_at(p) == 0);
     outstanding_.release(arena::range{p, n}, t);
   }
 

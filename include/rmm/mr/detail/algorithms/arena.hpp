@@ -146,15 +146,14 @@ class global_arena {
     if (!base) {
       return std::nullopt;
     }
-    superblock_grant grant{*base, size, {}};
-    take_tickets(*base, size, grant.tickets);
-    return grant;
+    return grant_at(*base, size);
   }
 
   /**
    * @brief Carves exactly @p bytes (a non-zero multiple of allocation_granularity), chosen as
-   * acquire() chooses: the memory of a large request, held by no stream arena and released as
-   * soon as it is freed (arena.md, "Large requests").
+   * acquire() chooses, and records it as a *large block*: the memory of a large request, held by
+   * no stream arena and released as soon as it is freed (arena.md, "Large requests").
+   * `large_size_at` finds it until it is released.
    * @return The grant, with the tickets of every release it overlaps, or nullopt if no free range
    * is large enough.
    * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.
@@ -165,13 +164,21 @@ class global_arena {
     if (!base) {
       return std::nullopt;
     }
-    superblock_grant grant{*base, bytes, {}};
-    take_tickets(*base, bytes, grant.tickets);
-    return grant;
+    free_.mark_allocated(*base);  // cannot throw: the block was just allocated
+    ++large_blocks_;
+    large_bytes_ += bytes;
+    return grant_at(*base, bytes);
+  }
+
+  /// @brief The size of the large block (acquire_exact) that starts at @p p and is not yet
+  /// released, or 0 if none starts there (a superblock, free memory, outside the arena). O(1).
+  [[nodiscard]] std::size_t large_size_at(std::uintptr_t p) const noexcept {
+    return free_.marked_size(p);
   }
 
   /**
-   * @brief Returns [base, base + size), released under @p t, to the free memory (coalescing).
+   * @brief Returns [base, base + size), released under @p t, to the free memory (coalescing). A
+   * large block (acquire_exact) stops being one.
    * @throws std::invalid_argument naming the range if it lies outside the arena, is misaligned or
    * overlaps free memory (a double release); the arena is then unchanged.
    */
@@ -188,7 +195,12 @@ class global_arena {
                                   std::to_string(size) + ") outside the arena [" +
                                   format_hex(base_) + ", +" + std::to_string(size_) + ")");
     }
+    bool const large = free_.marked_size(base) != 0;
     free_.deallocate(base, size);  // checks that it is a granted range, not free (double free)
+    if (large) {
+      --large_blocks_;
+      large_bytes_ -= size;
+    }
     std::sort(tickets.begin(), tickets.end());
     tickets.erase(std::unique(tickets.begin(), tickets.end()), tickets.end());
     tickets.erase(std::remove(tickets.begin(), tickets.end(), no_ticket), tickets.end());
@@ -218,6 +230,10 @@ class global_arena {
   }
   /// @brief Number of free ranges.
   [[nodiscard]] std::size_t num_free_ranges() const noexcept { return free_.num_free_blocks(); }
+  /// @brief Number of large blocks (acquire_exact) not yet released.
+  [[nodiscard]] std::size_t num_large_blocks() const noexcept { return large_blocks_; }
+  /// @brief Their bytes.
+  [[nodiscard]] std::size_t large_bytes() const noexcept { return large_bytes_; }
   /// @brief Number of remembered ticketed pieces (bounded by the number of free ranges times the
   /// releases merged into them).
   [[nodiscard]] std::size_t num_ticket_pieces() const noexcept { return pieces_.size(); }
@@ -258,6 +274,15 @@ class global_arena {
       expect(std::is_sorted(p.tickets.begin(), p.tickets.end()), "tickets unsorted", b);
       prev_end = b + p.size;
     }
+    std::size_t large = 0;
+    std::size_t bytes = 0;
+    free_.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, auto, auto) {
+      if (!is_free && free_.marked_size(b) == s) {
+        ++large;
+        bytes += s;
+      }
+    });
+    expect(large == large_blocks_ && bytes == large_bytes_, "large block counts are off", base_);
   }
 
   /// @brief A multi-line description (size, free bytes, free ranges, up to @p max_ranges).
@@ -265,7 +290,8 @@ class global_arena {
     std::string out = "global arena [" + format_hex(base_) + ", +" + std::to_string(size_) +
                       "): free " + std::to_string(free_bytes()) + " bytes in " +
                       std::to_string(num_free_ranges()) + " ranges, largest " +
-                      std::to_string(largest_free_block()) + "\n";
+                      std::to_string(largest_free_block()) + "; " + std::to_string(large_blocks_) +
+                      " large blocks, " + std::to_string(large_bytes_) + " bytes\n";
     std::size_t shown = 0;
     for (auto const& [b, s] : free_ranges()) {
       if (shown++ < max_ranges) {
@@ -295,6 +321,13 @@ class global_arena {
       }
     }
     return it;
+  }
+
+  // The grant of [base, base + size), just carved, with the tickets of the memory it covers.
+  superblock_grant grant_at(std::uintptr_t base, std::size_t size) {
+    superblock_grant grant{base, size, {}};
+    take_tickets(base, size, grant.tickets);
+    return grant;
   }
 
   // Moves the tickets of every piece overlapping [base, base + size) into `out` (sorted, unique),
@@ -362,76 +395,10 @@ class global_arena {
 
   std::uintptr_t base_;
   std::size_t size_;
-  tlsf_free_list free_{allocation_granularity};
+  tlsf_free_list free_{allocation_granularity};  // large blocks are its marked grants
   piece_map pieces_;
-};
-
-/**
- * @brief The large blocks (acquire_exact) currently allocated in an arena [base, base + size):
- * their sizes, found by base in O(1) without allocating. A large block spans at least
- * large_request_min bytes, so at most one starts in each large_request_min-sized chunk of the
- * arena: one slot per chunk (16 bytes per 2 MiB, as the stream arenas' chunk index).
- *
- * Not thread-safe: the caller serialises every member.
- */
-class large_blocks {
- public:
-  /// @brief Slots for the arena [@p base, @p base + @p size). @throws std::bad_alloc.
-  large_blocks(std::uintptr_t base, std::size_t size)
-      : base_{base}, slots_(size / large_request_min + 1) {}
-
-  /**
-   * @brief Records the block [@p p, @p p + @p n).
-   * @throws std::invalid_argument naming the block if it lies outside the arena, is smaller than
-   * large_request_min, or its chunk already holds a block's start (an overlap). Unchanged then.
-   */
-  void insert(std::uintptr_t p, std::size_t n) {
-    std::size_t const i = index(p);
-    if (i == slots_.size() || n < large_request_min || slots_[i].size != 0) {
-      throw std::invalid_argument("large_blocks: cannot record [" + format_hex(p) + ", +" +
-                                  std::to_string(n) + ")");
-    }
-    slots_[i] = slot{p, n};
-    ++count_;
-    bytes_ += n;
-  }
-
-  /// @brief The size of the block starting at @p p, or 0 if no large block starts there.
-  [[nodiscard]] std::size_t size_at(std::uintptr_t p) const noexcept {
-    std::size_t const i = index(p);
-    return i != slots_.size() && slots_[i].base == p ? slots_[i].size : 0;
-  }
-
-  /// @brief Forgets the block starting at @p p (size_at(p) != 0).
-  void erase(std::uintptr_t p) noexcept {
-    if (std::size_t const i = index(p); i != slots_.size() && slots_[i].base == p) {
-      count_ -= slots_[i].size != 0 ? 1U : 0U;
-      bytes_ -= slots_[i].size;
-      slots_[i] = slot{};
-    }
-  }
-
-  /// @brief Number of blocks recorded.
-  [[nodiscard]] std::size_t count() const noexcept { return count_; }
-  /// @brief Their bytes.
-  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
-
- private:
-  struct slot {
-    std::uintptr_t base{};
-    std::size_t size{};  // 0: empty
-  };
-
-  // The slot of the chunk holding p, or slots_.size() if p is outside the arena.
-  [[nodiscard]] std::size_t index(std::uintptr_t p) const noexcept {
-    std::size_t const i = p < base_ ? slots_.size() : (p - base_) / large_request_min;
-    return std::min(i, slots_.size());
-  }
-
-  std::uintptr_t base_;
-  std::vector<slot> slots_;
-  std::size_t count_{};
-  std::size_t bytes_{};
+  std::size_t large_blocks_{};
+  std::size_t large_bytes_{};
 };
 
 }  // namespace rmm::mr::detail::arena

@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -95,7 +96,6 @@ class arena_state : private device_binding {
                   rmm::bad_alloc);
       cuda_stream_default.synchronize();
       global_.emplace(reinterpret_cast<std::uintptr_t>(base), size);
-      large_.emplace(reinterpret_cast<std::uintptr_t>(base), size);
     } catch (...) {
       upstream_.deallocate(cuda_stream_default, base, size, CUDA_ALLOCATION_ALIGNMENT);
       throw;
@@ -341,7 +341,7 @@ class arena_state : private device_binding {
   }
 
   // First fit in the arena; on a miss, a superblock from the global arena, or for a large
-  // request its exact size (a large block, in large_). nullptr if none.
+  // request its exact size (a large block, marked as such in the global arena). nullptr if none.
   void* try_allocate(stream_arena_state& a, std::size_t bytes) {
     std::lock_guard<spin_mutex> lock{a.mutex};
     if (auto const p = a.host.allocate(bytes); p) {
@@ -380,9 +380,7 @@ class arena_state : private device_binding {
         }
       }
       try {
-        if (large) {
-          large_->insert(grant->base, grant->size);
-        } else if (by_id_.size() > 1) {  // one arena: it owns every superblock, no map needed
+        if (!large && by_id_.size() > 1) {  // one arena: it owns every superblock, no map needed
           owners_.emplace(grant->base, &a);
         }
       } catch (...) {
@@ -401,9 +399,6 @@ class arena_state : private device_binding {
     } catch (...) {
       std::lock_guard<std::mutex> glock{global_mutex_};
       owners_.erase(grant->base);
-      if (large) {
-        large_->erase(grant->base);
-      }
       global_->release(*grant);
       throw;
     }
@@ -418,9 +413,7 @@ class arena_state : private device_binding {
   void give_back(stream_arena_state& a, std::vector<arena::range> const& ranges) noexcept {
     {
       std::lock_guard<std::mutex> glock{global_mutex_};
-      if (by_id_.size() == 1) {
-        release_ranges(ranges, arena::no_ticket);
-        unordered_releases_ = true;
+      if (release_if_alone(ranges)) {
         return;
       }
     }
@@ -437,9 +430,23 @@ class arena_state : private device_binding {
     release_ranges(ranges, t);
   }
 
+  // give_back's first step, for a caller holding global_mutex_: while one arena exists, its
+  // ranges go back without a ticket (true); false, with nothing done, once there are several.
+  // (`Ranges`: a container of arena::range; an std::array spares a large free an allocation.)
+  template <class Ranges>
+  bool release_if_alone(Ranges const& ranges) noexcept {
+    if (by_id_.size() != 1) {
+      return false;
+    }
+    release_ranges(ranges, arena::no_ticket);
+    unordered_releases_ = true;
+    return true;
+  }
+
   // Superblocks back to the global arena with ticket `t`; the caller holds global_mutex_. A range
   // the global arena refuses (a broken invariant) is logged, and the others still go back.
-  void release_ranges(std::vector<arena::range> const& ranges, arena::ticket t) noexcept {
+  template <class Ranges>
+  void release_ranges(Ranges const& ranges, arena::ticket t) noexcept {
     for (auto const& r : ranges) {
       owners_.erase(r.base);
       release_range(r, t);
@@ -467,7 +474,7 @@ class arena_state : private device_binding {
     arena::range const r{p, bytes};
     {
       std::lock_guard<std::mutex> glock{global_mutex_};
-      std::size_t const allocated = large_->size_at(p);
+      std::size_t const allocated = global_->large_size_at(p);
       if (allocated == 0) {
         return false;
       }
@@ -475,10 +482,8 @@ class arena_state : private device_binding {
                   "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
                       format_hex(p) + ", allocated with " + std::to_string(allocated),
                   rmm::logic_error);
-      large_->erase(p);
-      if (a != nullptr && by_id_.size() == 1) {  // one lock, no event: as give_back alone
-        release_range(r, arena::no_ticket);
-        unordered_releases_ = true;
+      if (a != nullptr && release_if_alone(std::array<arena::range, 1>{
+                              r})) {  // give_back's first step, under this lock
         return true;
       }
     }
@@ -576,8 +581,7 @@ class arena_state : private device_binding {
       figures.free_bytes = global_->free_bytes();
       figures.largest    = global_->largest_free_block();
       if (dump_log_on_failure_) {
-        dump = global_->describe() + "large blocks: " + std::to_string(large_->count()) + ", " +
-               std::to_string(large_->bytes()) + " bytes\n";
+        dump = global_->describe();
       }
     }
     for (stream_arena_state* s : snapshot()) {
@@ -606,11 +610,10 @@ class arena_state : private device_binding {
   std::shared_mutex stream_map_mutex_;  // guards streams_
   std::unordered_map<stream_key, std::unique_ptr<stream_arena_state>, stream_key_hash> streams_;
 
-  std::mutex global_mutex_;  // guards global_, owners_, large_, by_id_, unordered_releases_
+  std::mutex global_mutex_;  // guards global_, owners_, by_id_, unordered_releases_
   std::optional<arena::global_arena> global_;
   std::map<std::uintptr_t, stream_arena_state*> owners_;  // superblock base -> owning arena
   std::vector<stream_arena_state*> by_id_;                // ticket - 1 -> arena
-  std::optional<arena::large_blocks> large_;              // the allocated large blocks
   finished_threads finished_;  // per-thread streams of exited threads, whose arenas are free
   // Set when the first arena, alone, returns superblocks without an event; cleared by the next
   // device synchronisation. Never set again once a second arena exists.
