@@ -36,8 +36,8 @@
  * Opcodes (byte % 16): 0 insert_region, 1-2 allocate, 3-4 deallocate, 5 retag, 6 misuse,
  * 7 take_free_regions, 8 extend_region, 9 shrink_region, 10 region queries, 11 allocate_range,
  * 12 join_allocated, 13 free_neighbours, 14 region_allocated_blocks, 15 retag_block.
- * An allocated block is marked (mark_allocated) at random; marked_size must report it, and a
- * freed block must be unmarked.
+ * Allocations are marked (allocate_marked) at random; marked_size and deallocate must report
+ * the mark, and a freed block must be unmarked.
  */
 #include "fuzz_input.hpp"
 
@@ -376,6 +376,7 @@ class model {
 struct live {
   std::uintptr_t ptr;
   std::size_t size;
+  bool marked{};  // allocate_marked; join_allocated keeps the first block's
 };
 
 class driver {
@@ -471,19 +472,16 @@ class driver {
     FUZZ_CHECK((list_.largest_free_block(tag) >= n) == fits);
     FUZZ_CHECK((list_.largest_free_block() >= n) == (model_.largest() >= n));
     tags_.passed(tag);
-    auto const p = list_.allocate(n, tag);
+    bool const mark = (in.byte() & 1U) != 0;
+    auto const p    = mark ? list_.allocate_marked(n, tag) : list_.allocate(n, tag);
     FUZZ_CHECK(p.has_value() == fits);
     if (!p) {
       return;
     }
     tags_.used(tag);
     FUZZ_CHECK(model_.allocate_at(*p, n, tag));
-    FUZZ_CHECK(list_.marked_size(*p) == 0);  // a new block starts unmarked
-    if ((in.byte() & 1U) != 0) {
-      list_.mark_allocated(*p);
-      FUZZ_CHECK(list_.marked_size(*p) == n);
-    }
-    live_.push_back({*p, n});
+    FUZZ_CHECK(list_.marked_size(*p) == (mark ? n : 0));
+    live_.push_back({*p, n, mark});
   }
 
   void deallocate(reader& in) {
@@ -496,8 +494,9 @@ class driver {
     live_[i]            = live_.back();
     live_.pop_back();
     tags_.passed(tag);
-    list_.deallocate(l.ptr, l.size, tag);
+    bool const was_marked = list_.deallocate(l.ptr, l.size, tag);
     tags_.used(tag);
+    FUZZ_CHECK(was_marked == l.marked);
     FUZZ_CHECK(list_.marked_size(l.ptr) == 0);  // freed: unmarked (validate: no free block is)
     model_.deallocate(l.ptr, tag);
     freed_.push_back(l);
@@ -787,7 +786,9 @@ class driver {
     std::size_t const extra = gone->size;
     *gone                   = live_.back();
     live_.pop_back();
-    live_at(first)->size += extra;
+    live& joined = *live_at(first);
+    joined.size += extra;
+    FUZZ_CHECK(list_.marked_size(first) == (joined.marked ? joined.size : 0));  // first's mark
   }
 
   // Mostly of a live block (of holes made first when there is none, as the pool asks what a

@@ -160,11 +160,10 @@ class global_arena {
    */
   std::optional<superblock_grant> acquire_exact(std::size_t bytes) {
     check_request("acquire_exact", bytes);
-    auto const base = free_.allocate(bytes);
+    auto const base = free_.allocate_marked(bytes);
     if (!base) {
       return std::nullopt;
     }
-    free_.mark_allocated(*base);  // cannot throw: the block was just allocated
     ++large_blocks_;
     large_bytes_ += bytes;
     return grant_at(*base, bytes);
@@ -195,9 +194,8 @@ class global_arena {
                                   std::to_string(size) + ") outside the arena [" +
                                   format_hex(base_) + ", +" + std::to_string(size_) + ")");
     }
-    bool const large = free_.marked_size(base) != 0;
-    free_.deallocate(base, size);  // checks that it is a granted range, not free (double free)
-    if (large) {
+    // Checks that it is a granted range, not free (double free); true for a large block.
+    if (free_.deallocate(base, size)) {
       --large_blocks_;
       large_bytes_ -= size;
     }

@@ -95,13 +95,17 @@ class tlsf_free_list {
    * @throws std::bad_alloc if bookkeeping cannot grow; the list is then unchanged.
    */
   std::optional<std::uintptr_t> allocate(std::size_t size, tag_t tag = 0) {
-    check_size("allocate", size);
-    ensure_tag(tag);
-    index_t const idx = find_fit(size, index_[tag]);
-    if (idx == nil) {
-      return std::nullopt;
-    }
-    return carve(idx, size);
+    return allocate_block("allocate", size, tag, false);
+  }
+
+  /**
+   * @brief As `allocate`, and marks the block: a flag for the caller's own use (the arena marks
+   * the blocks it hands to no stream), read back by `marked_size`, cleared when the block is
+   * freed (`deallocate` reports it). Blocks from `allocate` and `allocate_range` are unmarked;
+   * `join_allocated` keeps the first block's mark. Same cost and guarantees as `allocate`.
+   */
+  std::optional<std::uintptr_t> allocate_marked(std::size_t size, tag_t tag = 0) {
+    return allocate_block("allocate_marked", size, tag, true);
   }
 
   /**
@@ -113,34 +117,21 @@ class tlsf_free_list {
    * unchanged.
    * @throws std::bad_alloc only when @p tag is new and its index cannot be created (then
    * unchanged). Never for an existing tag.
+   * @return Whether the block was marked (`allocate_marked`).
    */
-  void deallocate(std::uintptr_t ptr, std::size_t size, tag_t tag = 0) {
+  bool deallocate(std::uintptr_t ptr, std::size_t size, tag_t tag = 0) {
     index_t const idx = lookup_allocated(ptr, size);
     ensure_tag(tag);
-    block& b = blocks_[idx];
-    b.free   = true;
-    b.tag    = tag;
-    b.marked = false;
+    block& b       = blocks_[idx];
+    bool const was = b.marked;
+    b.free         = true;
+    b.tag          = tag;
+    b.marked       = false;
     free_bytes_ += size;
     allocated_bytes_ -= size;
     --regions_[b.region].allocated_blocks;
     coalesce_and_link(idx);
-  }
-
-  /**
-   * @brief Marks the allocated block at @p ptr: a flag for the caller's own use (the arena marks
-   * the blocks it hands to no stream), read back by `marked_size`, cleared when the block is
-   * freed. A block carved from it by `allocate`/`allocate_range` starts unmarked; `join_allocated`
-   * keeps the first block's mark. O(1).
-   * @throws std::invalid_argument naming @p ptr if no allocated block starts there (unchanged).
-   */
-  void mark_allocated(std::uintptr_t ptr) {
-    index_t const idx = by_address_.find(ptr);
-    if (idx == address_map::npos || blocks_[idx].free) {
-      throw std::invalid_argument("tlsf_free_list: mark_allocated of " + hex(ptr) +
-                                  ", where no allocated block starts");
-    }
-    blocks_[idx].marked = true;
+    return was;
   }
 
   /// @brief The size of the marked allocated block that starts at @p ptr, or 0 if no block
@@ -431,7 +422,7 @@ class tlsf_free_list {
     index_t next_free{nil};
     tag_t tag{0};  // owner of a free block
     bool free{false};
-    bool marked{false};  // mark_allocated; never set on a free block
+    bool marked{false};  // allocate_marked; never set on a free block
   };
 
   struct region {
@@ -501,6 +492,21 @@ class tlsf_free_list {
   // Block mechanics (tlsf_free_list_blocks.hpp).
   // Allocates the front `size` bytes of free block idx; strong exception guarantee.
   std::uintptr_t carve(index_t idx, std::size_t size);
+
+  std::optional<std::uintptr_t> allocate_block(char const* what,
+                                               std::size_t size,
+                                               tag_t tag,
+                                               bool mark) {
+    check_size(what, size);
+    ensure_tag(tag);
+    index_t const idx = find_fit(size, index_[tag]);
+    if (idx == nil) {
+      return std::nullopt;
+    }
+    std::uintptr_t const base = carve(idx, size);  // the block keeps the descriptor idx
+    blocks_[idx].marked       = mark;
+    return base;
+  }
   // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
   void coalesce_and_link(index_t idx) noexcept;
   // Merges the (unlinked) next neighbour into idx and frees its descriptor.
