@@ -155,7 +155,7 @@ class driver {
     }
     auto const [p, blk] = *it;
     live_.erase(it);
-    if (blk.large) {  // back at once, under the freeing stream's ticket
+    if (blk.large) {  // kept by the freeing stream's arena, or back under its ticket
       release_large(p, blk.size, static_cast<arena::ticket>(1 + in.byte() % arenas_.size()));
       return;
     }
@@ -164,6 +164,15 @@ class driver {
 
   void release_large(std::uintptr_t p, std::size_t n, arena::ticket t) {
     FUZZ_CHECK(g_.large_size_at(p) == n);
+    std::size_t const a = t - 1U;
+    if (arenas_.size() > 1 && arenas_[a].cached_bytes() + n <= arenas_[a].cache_bytes()) {
+      // As the resource does with several arenas: the freeing arena keeps it, entirely free.
+      g_.keep_large(p);
+      FUZZ_CHECK(g_.large_size_at(p) == 0);
+      arenas_[a].add_superblock(p, n);
+      held_[a].emplace(p, n);
+      return;
+    }
     g_.release(p, n, t);
     FUZZ_CHECK(g_.large_size_at(p) == 0);
     outstanding_.release(arena::range{p, n}, t);

@@ -390,15 +390,32 @@ TEST_CASE("arena: a large block freed on another stream is ordered before its ne
   void* again = mr.allocate(s1, bytes, A);
   CHECK(again == p);
   CHECK(rmm::test::count_pattern_mismatches(again, bytes, 31, s1.value()) == 0);
-  // Freed on s2, which has an arena: ordered by s2's event, without waiting.
+  // Freed on s2, which has an arena (one of two): kept by s2's arena, whose share (32 MiB) has
+  // room. No CUDA call: s2 reuses it at once, in stream order.
   void* small = mr.allocate(s2, KiB, A);
   rmm::test::fill_pattern_after_delay(again, bytes, 32, 300'000'000, s2.value());
   mr.deallocate(s2, again, bytes, A);
   CHECK(cudaStreamQuery(s2.value()) == cudaErrorNotReady);
-  void* third = mr.allocate(s1, bytes, A);  // s1 waits on s2's event
+  void* reuse = mr.allocate(s2, bytes, A);
+  CHECK(reuse == p);
+  CHECK(cudaStreamQuery(s2.value()) == cudaErrorNotReady);  // no wait
+  CHECK(rmm::test::count_pattern_mismatches(reuse, bytes, 32, s2.value()) == 0);
+  rmm::test::fill_pattern_after_delay(reuse, bytes, 33, 300'000'000, s2.value());
+  mr.deallocate(s2, reuse, bytes, A);  // kept again
+  // s1 gets other memory while s2 keeps it...
+  void* other = mr.allocate(s1, bytes, A);
+  CHECK(other != p);
+  // ...and gets it once the rest of the arena is taken: the out-of-memory path returns s2's
+  // free superblocks after synchronising the device.
+  std::size_t const rest = 64 * MiB - 2 * bytes - 4 * MiB;  // s2's batch of small blocks: 4 MiB
+  void* filler           = mr.allocate(s1, rest, A);
+  void* third            = mr.allocate(s1, bytes, A);
   CHECK(third == p);
-  CHECK(rmm::test::count_pattern_mismatches(third, bytes, 32, s1.value()) == 0);
-  mr.deallocate(s1, third, bytes, A);
+  CHECK(cudaStreamQuery(s2.value()) == cudaSuccess);
+  CHECK(rmm::test::count_pattern_mismatches(third, bytes, 33, s1.value()) == 0);
+  for (auto [q, n] : {std::pair{third, bytes}, std::pair{filler, rest}, std::pair{other, bytes}}) {
+    mr.deallocate(s1, q, n, A);
+  }
   mr.deallocate(s2, small, KiB, A);
 }
 

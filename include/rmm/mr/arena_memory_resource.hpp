@@ -14,9 +14,11 @@
  *   returned superblocks carry no event (no CUDA call on any free); the first superblock a second
  *   stream then takes synchronises the device once (so do not make that first allocation during
  *   CUDA graph capture).
- * - A large block (2 MiB or more, taken exactly from the global arena) goes back to the global
- *   arena when freed, ordered as a returned superblock by the event of the freeing stream's arena;
- *   freed on a stream that has no arena in this resource, the free waits for that stream instead.
+ * - A large block (2 MiB or more, taken exactly from the global arena), freed: while one stream
+ *   arena exists, goes back to the global arena with no event; with several, stays in the freeing
+ *   stream's arena as an entirely free superblock while that arena's share has room (no CUDA
+ *   call; it moves on like any superblock), else goes back ordered by that arena's event; freed
+ *   on a stream that has no arena in this resource, the free waits for that stream instead.
  * - A block freed on a stream other than the one whose arena owns it (a cross-stream free) is the
  *   slow path: the freeing stream is synchronised, then the block goes back to its owner's arena.
  * - Out of memory: memory other streams returned is already in the global arena (taken
@@ -65,11 +67,14 @@ namespace rmm::mr {
  *
  * Large requests (2 MiB or more), as in real applications rare beside small ones, are handled by
  * the global arena: one that the stream's arena cannot hold in its free blocks takes exactly its
- * size (rounded up to 256 bytes) from the global arena, belongs to no stream arena, and goes back
- * to the global arena as soon as it is freed (ordered like a returned superblock). No 2 MiB
- * rounding is wasted, and no stream keeps large free ranges that another stream or a differently
- * sized request could use. Each such allocation and free takes the global arena's lock. The
- * global arena places superblocks and large blocks by two-level segregated good fit (O(1)).
+ * size (rounded up to 256 bytes) from the global arena and belongs to no stream arena. Freed
+ * while its stream's arena is the only one, it goes back to the global arena at once (no event),
+ * so a single-stream program wastes no 2 MiB rounding and keeps no large free range that a
+ * differently sized request could use. With several stream arenas, the freeing stream's arena
+ * keeps it as an entirely free superblock while its share (below) has room, so that its stream
+ * reuses it with no CUDA call; otherwise it goes back, ordered like a returned superblock. Each
+ * such allocation, and each free, takes the global arena's lock. The global arena places
+ * superblocks and large blocks by two-level segregated good fit (O(1)).
  *
  * Blocks in each stream arena are allocated using address-ordered first fit. When a block is freed, it
  * is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks are

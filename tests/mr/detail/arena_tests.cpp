@@ -185,6 +185,17 @@ TEST_CASE("global_arena: large blocks are known by base until released", "[arena
   CHECK(g.large_size_at(a->base) == 0);
   CHECK(g.num_large_blocks() == 1);
   CHECK(g.large_bytes() == 3 * SB);
+  // keep_large: a large block kept by a stream arena becomes an ordinary grant.
+  auto k = g.acquire_exact(SB);
+  REQUIRE(k);
+  CHECK(g.num_large_blocks() == 2);
+  g.keep_large(k->base);
+  CHECK(g.large_size_at(k->base) == 0);
+  CHECK(g.num_large_blocks() == 1);
+  g.keep_large(k->base);  // no longer large: nothing
+  CHECK(g.num_large_blocks() == 1);
+  g.validate();
+  g.release(*k);
   // The same memory granted again as a superblock is not a large block.
   auto again = g.acquire(SB);
   REQUIRE(again);
@@ -377,6 +388,7 @@ class simulation {
   [[nodiscard]] std::size_t grants() const { return grants_; }
   [[nodiscard]] std::size_t failures() const { return failures_; }
   [[nodiscard]] std::size_t large_grants() const { return large_grants_; }
+  [[nodiscard]] std::size_t kept_large() const { return kept_large_; }
 
  private:
   struct live_block {
@@ -507,6 +519,16 @@ class simulation {
   void release_large(std::uintptr_t p, std::size_t n, std::size_t freeing_arena) {
     auto const t = static_cast<arena::ticket>(freeing_arena + 1);
     REQUIRE(g_.large_size_at(p) == n);
+    auto& a = arenas_[freeing_arena];
+    if (arenas_.size() > 1 && a.cached_bytes() + n <= a.cache_bytes()) {
+      // As the resource does with several arenas: the freeing arena keeps it as a free superblock.
+      g_.keep_large(p);
+      REQUIRE(g_.large_size_at(p) == 0);
+      a.add_superblock(p, n);
+      held_[freeing_arena].emplace(p, n);
+      ++kept_large_;
+      return;
+    }
     g_.release(p, n, t);
     REQUIRE(g_.large_size_at(p) == 0);
     outstanding_.release(arena::range{p, n}, t);
@@ -591,11 +613,13 @@ class simulation {
   std::size_t grants_{};
   std::size_t failures_{};
   std::size_t large_grants_{};
+  std::size_t kept_large_{};  // large blocks kept by the freeing arena
 };
 
 }  // namespace
 
 TEST_CASE("arena: randomised operations over several stream arenas match the model", "[arena]") {
+  std::size_t kept = 0;
   for (std::uint32_t seed : {1U, 2U, 3U, 42U, 2024U}) {
     INFO("seed " << seed);
     std::size_t const streams = 1 + seed % 5;
@@ -606,6 +630,8 @@ TEST_CASE("arena: randomised operations over several stream arenas match the mod
     CHECK(sim.grants() > 0);
     CHECK(sim.failures() > 0);  // the arena is small: exhaustion paths run too
     CHECK(sim.large_grants() > 0);
+    kept += sim.kept_large();
     sim.drain();
   }
+  CHECK(kept > 0);  // large blocks kept by their freeing arena, then reused or returned
 }

@@ -45,6 +45,14 @@ TEST_CASE("tlsf_free_list marks a block allocated marked until it is freed", "[d
   auto const c = list.allocate(8 * unit);
   REQUIRE(c == base);
   CHECK(list.marked_size(*c) == 0);
+  // unmark clears a mark, reports the size, and does nothing where none is set.
+  auto const d = list.allocate_marked(4 * unit, 0);
+  REQUIRE(d);
+  CHECK(list.unmark(*d) == 4 * unit);
+  CHECK(list.marked_size(*d) == 0);
+  CHECK(list.unmark(*d) == 0);
+  CHECK(list.unmark(base + 1000 * unit) == 0);
+  CHECK_FALSE(list.deallocate(*d, 4 * unit));
   CHECK_FALSE(list.deallocate(*c, 8 * unit));
   CHECK_FALSE(list.deallocate(*b, 4 * unit));
   CHECK(list.free_bytes() == 64 * unit);

@@ -169,6 +169,15 @@ class global_arena {
     return grant_at(*base, bytes);
   }
 
+  /// @brief Turns the large block at @p p into an ordinary grant (a superblock that a stream arena
+  /// keeps); nothing if no large block starts there. O(1).
+  void keep_large(std::uintptr_t p) noexcept {
+    if (std::size_t const n = free_.unmark(p); n != 0) {
+      --large_blocks_;
+      large_bytes_ -= n;
+    }
+  }
+
   /// @brief The size of the large block (acquire_exact) that starts at @p p and is not yet
   /// released, or 0 if none starts there (a superblock, free memory, outside the arena). O(1).
   [[nodiscard]] std::size_t large_size_at(std::uintptr_t p) const noexcept {

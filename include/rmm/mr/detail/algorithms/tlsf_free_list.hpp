@@ -134,6 +134,17 @@ class tlsf_free_list {
     return was;
   }
 
+  /// @brief Clears the mark of the allocated block at @p ptr; returns its size if it was
+  /// marked, else 0 (nothing changes). O(1).
+  std::size_t unmark(std::uintptr_t ptr) noexcept {
+    index_t const idx = by_address_.find(ptr);
+    if (idx == address_map::npos || !blocks_[idx].marked) {
+      return 0;
+    }
+    blocks_[idx].marked = false;
+    return blocks_[idx].size;
+  }
+
   /// @brief The size of the marked allocated block that starts at @p ptr, or 0 if no block
   /// starts there, it is free, or it is not marked. O(1).
   [[nodiscard]] std::size_t marked_size(std::uintptr_t ptr) const noexcept {

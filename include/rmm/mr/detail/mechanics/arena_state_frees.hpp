@@ -1,0 +1,92 @@
+/**
+ * @file arena_state_frees.hpp
+ * @brief arena_state's frees that leave the freeing stream's own arena: large blocks (kept by the
+ * freeing arena or returned to the global arena) and blocks of another stream's arena. Member
+ * definitions, included at the end of arena_state.hpp; split out by concern to keep each file
+ * short.
+ */
+#pragma once
+
+#include <rmm/mr/detail/mechanics/arena_state.hpp>
+
+namespace rmm::mr::detail {
+
+inline bool arena_state::deallocate_large(stream_arena_state* a,
+                                          stream_key const& key,
+                                          std::uintptr_t p,
+                                          std::size_t bytes) {
+  arena::range const r{p, bytes};
+  {
+    std::lock_guard<std::mutex> glock{global_mutex_};
+    std::size_t const allocated = global_->large_size_at(p);
+    if (allocated == 0) {
+      return false;
+    }
+    RMM_EXPECTS(allocated == bytes,
+                "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
+                    format_hex(p) + ", allocated with " + std::to_string(allocated),
+                rmm::logic_error);
+    // give_back's first step, under this lock
+    if (a != nullptr && release_if_alone(std::array<arena::range, 1>{r})) {
+      return true;
+    }
+    if (a != nullptr && keep_large(*a, p, bytes)) {
+      return true;
+    }
+  }
+  if (a != nullptr) {
+    give_back(*a, {r});
+    return true;
+  }
+  RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(key.handle));
+  std::lock_guard<std::mutex> glock{global_mutex_};
+  release_range(r, arena::no_ticket);
+  return true;
+}
+
+inline bool arena_state::keep_large(stream_arena_state& a,
+                                    std::uintptr_t p,
+                                    std::size_t bytes) noexcept {
+  if (a.host.cached_bytes() + bytes > a.host.cache_bytes()) {
+    return false;
+  }
+  try {
+    owners_.emplace(p, &a);
+  } catch (...) {
+    return false;
+  }
+  try {
+    a.host.add_superblock(p, bytes);
+  } catch (...) {
+    owners_.erase(p);
+    return false;
+  }
+  global_->keep_large(p);
+  return true;
+}
+
+inline void arena_state::deallocate_cross_stream(stream_key const& key,
+                                                 std::uintptr_t p,
+                                                 std::size_t bytes) {
+  stream_arena_state* owner = nullptr;
+  {
+    std::lock_guard<std::mutex> glock{global_mutex_};
+    if (by_id_.size() == 1) {
+      owner = by_id_.front();  // the only arena: no owner map (try_allocate)
+    } else if (auto it = owners_.upper_bound(p); it != owners_.begin()) {
+      owner = std::prev(it)->second;
+    }
+  }
+  auto const not_ours = [&] {
+    return "arena_memory_resource: " + format_hex(p) + " was not allocated by this resource";
+  };
+  RMM_EXPECTS(owner != nullptr, not_ours(), rmm::logic_error);
+  RMM_CUDA_TRY(cudaStreamSynchronize(key.handle));
+  std::lock_guard<spin_mutex> lock{owner->mutex};
+  RMM_EXPECTS(owner->host.owns(p), not_ours(), rmm::logic_error);
+  // No release here: returning a superblock needs an event on the owner's stream, which this
+  // thread may not be able to name. The owner's cache or the out-of-memory path returns it.
+  static_cast<void>(owner->host.deallocate(p, bytes, /*allow_release=*/false));
+}
+
+}  // namespace rmm::mr::detail
