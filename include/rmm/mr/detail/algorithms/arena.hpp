@@ -152,8 +152,8 @@ class global_arena {
   /**
    * @brief Carves exactly @p bytes (a non-zero multiple of allocation_granularity), chosen as
    * acquire() chooses, and records it as a *large block*: the memory of a large request, held by
-   * no stream arena and released as soon as it is freed (arena.md, "Large requests").
-   * `large_size_at` finds it until it is released.
+   * no stream arena until it is freed, then released or kept by the freeing stream's arena
+   * (keep_large; arena.md, "Large requests"). `large_size_at` finds it until then.
    * @return The grant, with the tickets of every release it overlaps, or nullopt if no free range
    * is large enough.
    * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.

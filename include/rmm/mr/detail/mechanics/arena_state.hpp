@@ -478,10 +478,10 @@ class arena_state : private device_binding {
   // holds its mutex and global_mutex_) as an entirely free superblock while a's entirely free
   // superblocks stay within its share. Its stream reuses it with no CUDA call; it goes back to the
   // global arena like any superblock (the keep rule, reclaim), with one event for the batch.
-  // Without it each large free recorded an event and each large allocation waited on one: with 2
-  // to 16 threads on their own streams drawing up to 64 MiB, 0.34-0.67 M ops/s in aggregate
-  // against 4-6 on one thread (arena.md, "Large requests"). false, nothing changed, if the share
-  // has no room or bookkeeping cannot grow.
+  // Without it each large free went through the global arena and recorded an event: with 2 to
+  // 16 threads on their own streams drawing up to 64 MiB, 0.33-0.67 M ops/s in aggregate against
+  // 4-6 on one thread (arena.md, "Large requests"). false, nothing changed, if the share has no
+  // room or bookkeeping cannot grow.
   bool keep_large(stream_arena_state& a, std::uintptr_t p, std::size_t bytes) noexcept;
 
   // Slow path: the block belongs to another stream's arena. Wait for the freeing stream so that
