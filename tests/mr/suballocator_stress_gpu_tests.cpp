@@ -148,9 +148,10 @@ void stress_thread(Resource mr,
                    int t,
                    live_set& live,
                    mailbox& box,
-                   stress_result& result) {
+                   stress_result& result,
+                   std::size_t max_bytes) {
   std::mt19937_64 rng{static_cast<std::uint64_t>(1000 + t)};
-  std::uniform_int_distribution<std::size_t> size_dist{1, 256 * KiB};
+  std::uniform_int_distribution<std::size_t> size_dist{1, max_bytes};
   std::vector<block> mine;
   auto release = [&](block const& b, bool check) {
     if (check) {
@@ -196,7 +197,7 @@ void stress_thread(Resource mr,
 }
 
 template <typename Resource>
-void run_stress(Resource mr, bool per_thread_default_stream) {
+void run_stress(Resource mr, bool per_thread_default_stream, std::size_t max_bytes = 256 * KiB) {
   constexpr int num_threads = 16;
   live_set live;
   mailbox box;
@@ -206,11 +207,11 @@ void run_stress(Resource mr, bool per_thread_default_stream) {
     threads.emplace_back([&, t] {
       try {
         if (per_thread_default_stream) {
-          stress_thread(mr, rmm::cuda_stream_per_thread, t, live, box, result);
+          stress_thread(mr, rmm::cuda_stream_per_thread, t, live, box, result, max_bytes);
           rmm::cuda_stream_per_thread.synchronize();
         } else {
           rmm::cuda_stream stream;
-          stress_thread(mr, stream.view(), t, live, box, result);
+          stress_thread(mr, stream.view(), t, live, box, result, max_bytes);
           stream.synchronize();
         }
       } catch (...) {
@@ -245,3 +246,19 @@ TEMPLATE_TEST_CASE("stress: 16 threads on their per-thread default streams",
                    RMM_STRESS_FACTORIES) {
   run_stress(TestType::make(), true);
 }
+
+#ifdef RMM_TEST_HAVE_ARENA
+// Requests up to 4 MiB: about half are large (2 MiB or more), which the arena takes exactly from
+// the global arena and, with several streams, keeps in the freeing stream's arena when freed;
+// blocks freed on other threads' streams exercise the large cross-stream path too.
+TEST_CASE("stress: the arena's large blocks, 16 threads on 16 streams and on per-thread streams",
+          "[gpu][stress]") {
+  for (bool const ptds : {false, true}) {
+    INFO("per-thread default streams: " << ptds);
+    run_stress(
+        rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{8} << 30},
+        ptds,
+        4 * 1024 * KiB);
+  }
+}
+#endif
