@@ -165,7 +165,7 @@ class driver {
   void release_large(std::uintptr_t p, std::size_t n, arena::ticket t) {
     FUZZ_CHECK(g_.large_size_at(p) == n);
     std::size_t const a = t - 1U;
-    if (arenas_.size() > 1 && arenas_[a].cached_bytes() + n <= arenas_[a].cache_bytes()) {
+    if (arenas_.size() > 1 && arenas_[a].keeps(n)) {
       // As the resource does with several arenas: the freeing arena keeps it, entirely free.
       g_.keep_large(p);
       FUZZ_CHECK(g_.large_size_at(p) == 0);

@@ -520,7 +520,7 @@ class simulation {
     auto const t = static_cast<arena::ticket>(freeing_arena + 1);
     REQUIRE(g_.large_size_at(p) == n);
     auto& a = arenas_[freeing_arena];
-    if (arenas_.size() > 1 && a.cached_bytes() + n <= a.cache_bytes()) {
+    if (arenas_.size() > 1 && a.keeps(n)) {
       // As the resource does with several arenas: the freeing arena keeps it as a free superblock.
       g_.keep_large(p);
       REQUIRE(g_.large_size_at(p) == 0);

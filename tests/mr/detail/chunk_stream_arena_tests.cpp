@@ -226,10 +226,16 @@ TEST_CASE("chunk_stream_arena: a changed cache size rules the next emptied super
   std::uintptr_t const p0 = *a.allocate(SB);
   std::uintptr_t const p1 = *a.allocate(SB);
   std::uintptr_t const p2 = *a.allocate(SB);
+  CHECK(a.keeps(2 * SB));
+  CHECK_FALSE(a.keeps(2 * SB + 256));
   CHECK_FALSE(a.deallocate(p0, SB).has_value());  // kept: 2 MiB of a 4 MiB cache
+  CHECK(a.keeps(SB));
+  CHECK_FALSE(a.keeps(SB + 256));
   CHECK_FALSE(a.deallocate(p1, SB).has_value());  // kept: the cache is full now
-  a.set_cache_bytes(SB);                          // below what is kept: those stay
+  CHECK_FALSE(a.keeps(256));
+  a.set_cache_bytes(SB);  // below what is kept: those stay
   CHECK(a.cached_bytes() == 2 * SB);
+  CHECK_FALSE(a.keeps(256));
   CHECK(a.deallocate(p2, SB) == arena::range{p2, SB});  // beyond the new size: released
   a.set_cache_bytes(8 * SB);
   std::uintptr_t const q = *a.allocate(SB);

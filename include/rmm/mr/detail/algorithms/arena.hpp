@@ -164,19 +164,12 @@ class global_arena {
     if (!base) {
       return std::nullopt;
     }
-    ++large_blocks_;
-    large_bytes_ += bytes;
     return grant_at(*base, bytes);
   }
 
   /// @brief Turns the large block at @p p into an ordinary grant (a superblock that a stream arena
   /// keeps); nothing if no large block starts there. O(1).
-  void keep_large(std::uintptr_t p) noexcept {
-    if (std::size_t const n = free_.unmark(p); n != 0) {
-      --large_blocks_;
-      large_bytes_ -= n;
-    }
-  }
+  void keep_large(std::uintptr_t p) noexcept { static_cast<void>(free_.unmark(p)); }
 
   /// @brief The size of the large block (acquire_exact) that starts at @p p and is not yet
   /// released, or 0 if none starts there (a superblock, free memory, outside the arena). O(1).
@@ -203,11 +196,8 @@ class global_arena {
                                   std::to_string(size) + ") outside the arena [" +
                                   format_hex(base_) + ", +" + std::to_string(size_) + ")");
     }
-    // Checks that it is a granted range, not free (double free); true for a large block.
-    if (free_.deallocate(base, size)) {
-      --large_blocks_;
-      large_bytes_ -= size;
-    }
+    // Checks that it is a granted range, not free (double free); clears a large block's mark.
+    static_cast<void>(free_.deallocate(base, size));
     std::sort(tickets.begin(), tickets.end());
     tickets.erase(std::unique(tickets.begin(), tickets.end()), tickets.end());
     tickets.erase(std::remove(tickets.begin(), tickets.end(), no_ticket), tickets.end());
@@ -237,10 +227,11 @@ class global_arena {
   }
   /// @brief Number of free ranges.
   [[nodiscard]] std::size_t num_free_ranges() const noexcept { return free_.num_free_blocks(); }
-  /// @brief Number of large blocks (acquire_exact) not yet released.
-  [[nodiscard]] std::size_t num_large_blocks() const noexcept { return large_blocks_; }
-  /// @brief Their bytes.
-  [[nodiscard]] std::size_t large_bytes() const noexcept { return large_bytes_; }
+  /// @brief Number of large blocks (acquire_exact) not yet released or kept. O(n): a walk over
+  /// the free list's blocks, for describe() and tests (the free list's marks are the only record).
+  [[nodiscard]] std::size_t num_large_blocks() const { return large_figures().first; }
+  /// @brief Their bytes. O(n), as num_large_blocks.
+  [[nodiscard]] std::size_t large_bytes() const { return large_figures().second; }
   /// @brief Number of remembered ticketed pieces (bounded by the number of free ranges times the
   /// releases merged into them).
   [[nodiscard]] std::size_t num_ticket_pieces() const noexcept { return pieces_.size(); }
@@ -281,24 +272,16 @@ class global_arena {
       expect(std::is_sorted(p.tickets.begin(), p.tickets.end()), "tickets unsorted", b);
       prev_end = b + p.size;
     }
-    std::size_t large = 0;
-    std::size_t bytes = 0;
-    free_.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, auto, auto) {
-      if (!is_free && free_.marked_size(b) == s) {
-        ++large;
-        bytes += s;
-      }
-    });
-    expect(large == large_blocks_ && bytes == large_bytes_, "large block counts are off", base_);
   }
 
   /// @brief A multi-line description (size, free bytes, free ranges, up to @p max_ranges).
   [[nodiscard]] std::string describe(std::size_t max_ranges = 64) const {
-    std::string out = "global arena [" + format_hex(base_) + ", +" + std::to_string(size_) +
+    auto const large = large_figures();
+    std::string out  = "global arena [" + format_hex(base_) + ", +" + std::to_string(size_) +
                       "): free " + std::to_string(free_bytes()) + " bytes in " +
                       std::to_string(num_free_ranges()) + " ranges, largest " +
-                      std::to_string(largest_free_block()) + "; " + std::to_string(large_blocks_) +
-                      " large blocks, " + std::to_string(large_bytes_) + " bytes\n";
+                      std::to_string(largest_free_block()) + "; " + std::to_string(large.first) +
+                      " large blocks, " + std::to_string(large.second) + " bytes\n";
     std::size_t shown = 0;
     for (auto const& [b, s] : free_ranges()) {
       if (shown++ < max_ranges) {
@@ -380,6 +363,18 @@ class global_arena {
     }
   }
 
+  // (count, bytes) of the large blocks: the free list's marked grants. O(n).
+  [[nodiscard]] std::pair<std::size_t, std::size_t> large_figures() const {
+    std::pair<std::size_t, std::size_t> out{0, 0};
+    free_.for_each_block([&](std::uintptr_t b, std::size_t s, bool is_free, auto, auto) {
+      if (!is_free && free_.marked_size(b) == s) {
+        ++out.first;
+        out.second += s;
+      }
+    });
+    return out;
+  }
+
   static void check_request(char const* what, std::size_t bytes) {
     if (bytes == 0 || (bytes % allocation_granularity) != 0) {
       throw std::invalid_argument(std::string{"global_arena: "} + what + " of " +
@@ -404,8 +399,6 @@ class global_arena {
   std::size_t size_;
   tlsf_free_list free_{allocation_granularity};  // large blocks are its marked grants
   piece_map pieces_;
-  std::size_t large_blocks_{};
-  std::size_t large_bytes_{};
 };
 
 }  // namespace rmm::mr::detail::arena

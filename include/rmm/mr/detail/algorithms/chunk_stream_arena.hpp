@@ -191,8 +191,7 @@ class chunk_stream_arena {
           ") exceeds the " + std::to_string(sb.allocated) + " bytes allocated in its superblock");
     }
     bool const now_empty = sb.allocated == bytes;
-    bool const release   = now_empty && allow_release &&
-                         sb.size > cache_bytes_ - std::min(cache_bytes_, cached_bytes_);
+    bool const release   = now_empty && allow_release && !keeps(sb.size);
     give(sb, ptr, bytes);  // throws before changing anything
     sb.allocated -= bytes;
     allocated_bytes_ -= bytes;
@@ -243,6 +242,13 @@ class chunk_stream_arena {
   [[nodiscard]] std::size_t cached_bytes() const noexcept { return cached_bytes_; }
   /// @brief The cache size: how many bytes of entirely free superblocks deallocate keeps.
   [[nodiscard]] std::size_t cache_bytes() const noexcept { return cache_bytes_; }
+  /// @brief The keep rule: whether an entirely free superblock of @p bytes stays in the arena,
+  /// that is whether the entirely free superblocks would stay within the cache size with it.
+  /// deallocate applies it to a superblock it empties; callers that add a free superblock for
+  /// reuse (arena_memory_resource's freed large blocks) apply it before add_superblock. O(1).
+  [[nodiscard]] bool keeps(std::size_t bytes) const noexcept {
+    return bytes <= cache_bytes_ - std::min(cache_bytes_, cached_bytes_);
+  }
   /// @brief Sets the cache size. Superblocks kept already stay (even beyond it); the size rules
   /// the next free that empties a superblock. O(1).
   void set_cache_bytes(std::size_t bytes) noexcept { cache_bytes_ = bytes; }

@@ -137,8 +137,8 @@ class tlsf_free_list {
   /// @brief Clears the mark of the allocated block at @p ptr; returns its size if it was
   /// marked, else 0 (nothing changes). O(1).
   std::size_t unmark(std::uintptr_t ptr) noexcept {
-    index_t const idx = by_address_.find(ptr);
-    if (idx == address_map::npos || !blocks_[idx].marked) {
+    index_t const idx = marked_index(ptr);
+    if (idx == address_map::npos) {
       return 0;
     }
     blocks_[idx].marked = false;
@@ -148,8 +148,8 @@ class tlsf_free_list {
   /// @brief The size of the marked allocated block that starts at @p ptr, or 0 if no block
   /// starts there, it is free, or it is not marked. O(1).
   [[nodiscard]] std::size_t marked_size(std::uintptr_t ptr) const noexcept {
-    index_t const idx = by_address_.find(ptr);
-    return idx != address_map::npos && blocks_[idx].marked ? blocks_[idx].size : 0;
+    index_t const idx = marked_index(ptr);
+    return idx == address_map::npos ? 0 : blocks_[idx].size;
   }
 
   /**
@@ -533,6 +533,11 @@ class tlsf_free_list {
     if (tag >= index_.size()) {
       index_.resize(std::size_t{tag} + 1);
     }
+  }
+  // The descriptor of the marked allocated block that starts at ptr, or npos (marked_size, unmark).
+  [[nodiscard]] index_t marked_index(std::uintptr_t ptr) const noexcept {
+    index_t const idx = by_address_.find(ptr);
+    return idx != address_map::npos && blocks_[idx].marked ? idx : address_map::npos;
   }
   // Region slots and removal (tlsf_free_list_regions.hpp).
   region_id acquire_region();

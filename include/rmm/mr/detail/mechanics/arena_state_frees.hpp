@@ -47,7 +47,7 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
 inline bool arena_state::keep_large(stream_arena_state& a,
                                     std::uintptr_t p,
                                     std::size_t bytes) noexcept {
-  if (a.host.cached_bytes() + bytes > a.host.cache_bytes()) {
+  if (!a.host.keeps(bytes)) {
     return false;
   }
   try {
