@@ -227,8 +227,10 @@ TEST_CASE("arena: with two streams, a returned superblock is ordered by an event
     void* small = mr.allocate(*s, KiB, A);
     mr.deallocate(*s, small, KiB, A);
   }
-  std::size_t const bytes = 40 * MiB;  // a large block: returned when freed
-  void* p                 = fill_late_and_free(mr, s1, bytes, 92, 300);  // released with s1's event
+  // A large block beyond s1's share (32 MiB): returned when freed, under s1's event recorded
+  // before the global lock is taken (arena_state::deallocate_large).
+  std::size_t const bytes = 40 * MiB;
+  void* p                 = fill_late_and_free(mr, s1, bytes, 92, 300);
   void* q                 = mr.allocate(s2, bytes, A);
   CHECK(q == p);
   CHECK(cudaStreamQuery(s1.value()) == cudaErrorNotReady);  // no host wait: s2 waits on the event

@@ -57,7 +57,10 @@ namespace rmm::mr::detail {
  * last-resort path, in id order) -> global_mutex_. No thread takes an earlier lock while holding
  * a later one. A stream arena's lock is a spin_mutex: it is taken once per allocation and per
  * free, almost always uncontended (one stream, one thread), where a std::mutex pair was 12-15 %
- * of a single-thread operation (profiles of 2026-11-27, benchmarks.md).
+ * of a single-thread operation (profiles of 2026-11-27, benchmarks.md). The global lock is one
+ * too: it is held only for O(1) bookkeeping on the hot paths (a large block, a batch), where
+ * std::mutex's calls were 10-12 % of the large single-thread rows (session m's profiles). No
+ * CUDA call is made under it; its longest hold is the out-of-memory report's walk.
  */
 class arena_state : private device_binding {
  public:
@@ -261,13 +264,14 @@ class arena_state : private device_binding {
         if (by_id_.size() == 1) {
           first_lock = std::unique_lock<spin_mutex>{by_id_.front()->mutex};
         }
-        std::lock_guard<std::mutex> glock{global_mutex_};
+        std::lock_guard<spin_mutex> glock{global_mutex_};
         by_id_.reserve(by_id_.size() + 1);
         if (by_id_.size() == 1) {
           enter_owner_map(*by_id_.front());
         }
         fresh->id = static_cast<arena::ticket>(by_id_.size() + 1);
         by_id_.push_back(fresh.get());
+        several_arenas_.store(by_id_.size() > 1, std::memory_order_relaxed);
         keep_bytes_.store(keep, std::memory_order_relaxed);
         slot = std::move(fresh);
       }
@@ -351,11 +355,15 @@ class arena_state : private device_binding {
     std::optional<arena::superblock_grant> grant;
     std::vector<cudaEvent_t> waits;
     {
-      std::lock_guard<std::mutex> glock{global_mutex_};
+      std::unique_lock<spin_mutex> glock{global_mutex_};
       if (unordered_releases_ && &a != by_id_.front()) {
         // The first arena returned superblocks with no event while it was alone (give_back):
-        // the first superblock any other arena takes waits for the whole device, once.
+        // the first superblock any other arena takes waits for the whole device, once. Not under
+        // the lock: no unordered release can follow now (`a` is a second arena), and the
+        // synchronisation covers every one made before the flag was read.
+        glock.unlock();
         RMM_CUDA_TRY(cudaDeviceSynchronize());
+        glock.lock();
         unordered_releases_ = false;
       }
       // Superblocks in batches: one global acquisition serves many small requests (the global
@@ -397,7 +405,7 @@ class arena_state : private device_binding {
       }
       a.host.add_superblock(grant->base, grant->size);
     } catch (...) {
-      std::lock_guard<std::mutex> glock{global_mutex_};
+      std::lock_guard<spin_mutex> glock{global_mutex_};
       owners_.erase(grant->base);
       global_->release(*grant);
       throw;
@@ -410,24 +418,17 @@ class arena_state : private device_binding {
   // event recorded now on a's stream, which must be the caller's stream or the legacy one. While
   // `a` is the only arena no event is recorded: its own later acquisitions are ordered by its
   // stream, and another arena's first acquisition synchronises the device (try_allocate).
-  void give_back(stream_arena_state& a, std::vector<arena::range> const& ranges) noexcept {
-    {
-      std::lock_guard<std::mutex> glock{global_mutex_};
-      if (release_if_alone(ranges)) {
-        return;
-      }
-    }
-    arena::ticket t = a.id;
-    if ((a.event == nullptr &&
-         cudaEventCreateWithFlags(&a.event, cudaEventDisableTiming) != cudaSuccess) ||
-        cudaEventRecord(a.event, a.key.handle) != cudaSuccess) {
-      // Cannot order by event: order by waiting instead.
-      rmm::detail::clear_last_cuda_error();
-      RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(a.key.handle));
-      t = arena::no_ticket;
-    }
-    std::lock_guard<std::mutex> glock{global_mutex_};
-    release_ranges(ranges, t);
+  void give_back(stream_arena_state& a, std::vector<arena::range> const& ranges) noexcept;
+
+  // Records a's event on a's stream (the caller holds a's mutex) for a release, outside the global
+  // lock; the ticket to release under. If the event cannot be made or recorded, waits for the
+  // stream instead and returns no_ticket.
+  arena::ticket record_release(stream_arena_state& a) noexcept;
+
+  // Whether several stream arenas exist (then they stay several: arenas are never removed). Read
+  // without the global lock to skip release_if_alone's lock; false may be stale, true never is.
+  [[nodiscard]] bool several_arenas() const noexcept {
+    return several_arenas_.load(std::memory_order_relaxed);
   }
 
   // give_back's first step, for a caller holding global_mutex_: while one arena exists, its
@@ -530,7 +531,7 @@ class arena_state : private device_binding {
       locks.emplace_back(s->mutex);
     }
     RMM_CUDA_TRY(cudaDeviceSynchronize());
-    std::lock_guard<std::mutex> glock{global_mutex_};
+    std::lock_guard<spin_mutex> glock{global_mutex_};
     unordered_releases_ = false;  // ordered by the synchronisation above
     for (stream_arena_state* s : by_id_) {
       release_ranges(s->host.release_free_superblocks(), arena::no_ticket);
@@ -544,7 +545,7 @@ class arena_state : private device_binding {
     arena_figures figures{global_->size(), 0, 0};
     std::string dump;
     {
-      std::lock_guard<std::mutex> glock{global_mutex_};
+      std::lock_guard<spin_mutex> glock{global_mutex_};
       figures.free_bytes = global_->free_bytes();
       figures.largest    = global_->largest_free_block();
       if (dump_log_on_failure_) {
@@ -577,7 +578,7 @@ class arena_state : private device_binding {
   std::shared_mutex stream_map_mutex_;  // guards streams_
   std::unordered_map<stream_key, std::unique_ptr<stream_arena_state>, stream_key_hash> streams_;
 
-  std::mutex global_mutex_;  // guards global_, owners_, by_id_, unordered_releases_
+  spin_mutex global_mutex_;  // guards global_, owners_, by_id_, unordered_releases_
   std::optional<arena::global_arena> global_;
   std::map<std::uintptr_t, stream_arena_state*> owners_;  // superblock base -> owning arena
   std::vector<stream_arena_state*> by_id_;                // ticket - 1 -> arena
@@ -589,6 +590,8 @@ class arena_state : private device_binding {
   static constexpr std::size_t batch_superblocks = 8;
   // keep_bytes(): written under stream_map_mutex_ when a stream arena is created; read by frees.
   std::atomic<std::size_t> keep_bytes_{0};
+  // several_arenas(): by_id_.size() > 1, written under global_mutex_ as arenas are registered.
+  std::atomic<bool> several_arenas_{false};
 };
 
 }  // namespace rmm::mr::detail

@@ -16,8 +16,15 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
                                           std::uintptr_t p,
                                           std::size_t bytes) {
   arena::range const r{p, bytes};
+  // With several arenas and no room in a's share the block goes back under a's event: recorded
+  // first, so that the free takes the global lock once (an event recorded for a block that turns
+  // out not to be large orders nothing more than a's stream already has).
+  std::optional<arena::ticket> recorded;
+  if (a != nullptr && several_arenas() && !a->host.keeps(bytes)) {
+    recorded = record_release(*a);
+  }
   {
-    std::lock_guard<std::mutex> glock{global_mutex_};
+    std::lock_guard<spin_mutex> glock{global_mutex_};
     std::size_t const allocated = global_->large_size_at(p);
     if (allocated == 0) {
       return false;
@@ -26,6 +33,10 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
                 "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
                     format_hex(p) + ", allocated with " + std::to_string(allocated),
                 rmm::logic_error);
+    if (recorded) {
+      release_range(r, *recorded);
+      return true;
+    }
     // give_back's first step, under this lock
     if (a != nullptr && release_if_alone(std::array<arena::range, 1>{r})) {
       return true;
@@ -39,9 +50,34 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
     return true;
   }
   RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(key.handle));
-  std::lock_guard<std::mutex> glock{global_mutex_};
+  std::lock_guard<spin_mutex> glock{global_mutex_};
   release_range(r, arena::no_ticket);
   return true;
+}
+
+inline void arena_state::give_back(stream_arena_state& a,
+                                   std::vector<arena::range> const& ranges) noexcept {
+  if (!several_arenas()) {  // else release_if_alone is false: skip its lock
+    std::lock_guard<spin_mutex> glock{global_mutex_};
+    if (release_if_alone(ranges)) {
+      return;
+    }
+  }
+  arena::ticket const t = record_release(a);
+  std::lock_guard<spin_mutex> glock{global_mutex_};
+  release_ranges(ranges, t);
+}
+
+inline arena::ticket arena_state::record_release(stream_arena_state& a) noexcept {
+  if ((a.event == nullptr &&
+       cudaEventCreateWithFlags(&a.event, cudaEventDisableTiming) != cudaSuccess) ||
+      cudaEventRecord(a.event, a.key.handle) != cudaSuccess) {
+    // Cannot order by event: order by waiting instead.
+    rmm::detail::clear_last_cuda_error();
+    RMM_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(a.key.handle));
+    return arena::no_ticket;
+  }
+  return a.id;
 }
 
 inline bool arena_state::keep_large(stream_arena_state& a,
@@ -70,7 +106,7 @@ inline void arena_state::deallocate_cross_stream(stream_key const& key,
                                                  std::size_t bytes) {
   stream_arena_state* owner = nullptr;
   {
-    std::lock_guard<std::mutex> glock{global_mutex_};
+    std::lock_guard<spin_mutex> glock{global_mutex_};
     if (by_id_.size() == 1) {
       owner = by_id_.front();  // the only arena: no owner map (try_allocate)
     } else if (auto it = owners_.upper_bound(p); it != owners_.begin()) {
