@@ -92,11 +92,13 @@ class driver {
 
   void allocate(reader& in) { static_cast<void>(allocate_n(block_size(in, 3 * SB), in.byte())); }
 
-  // Many small blocks in a row, then every other one back: up to 48 free blocks apart in one
-  // superblock, past small_block_limit, so that it switches to its tree (and back as they go).
+  // Many small blocks in a row, then every other one back: up to small_block_limit + 32 free
+  // blocks apart in one superblock, past the limit, so that it switches to its tree (and back as
+  // they go).
   void allocate_run(reader& in) {
-    std::size_t const count = 1 + in.byte() % 96U;
-    std::size_t const n     = 256 * (1 + in.byte() % 4U);
+    std::size_t const count =
+        1 + in.u16() % (2 * (arena::chunk_stream_arena::small_block_limit + 32));
+    std::size_t const n = 256 * (1 + in.byte() % 4U);
     std::vector<std::uintptr_t> run;
     for (std::size_t i = 0; i < count; ++i) {
       if (auto const p = allocate_n(n, 3); p) {

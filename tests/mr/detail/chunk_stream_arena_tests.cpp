@@ -60,6 +60,21 @@ class harness {
     REQUIRE(arena_.held_bytes() == 0);
   }
 
+  // Every other live block in address order back: isolated free blocks, more than
+  // small_block_limit in any superblock holding over twice as many live ones.
+  void free_every_other() {
+    bool odd = false;
+    for (auto it = live_.begin(); it != live_.end();) {
+      auto const next = std::next(it);
+      if (odd) {
+        free_block(it);
+      }
+      odd = !odd;
+      it  = next;
+    }
+    check();
+  }
+
   std::size_t max_trees{};
 
  private:
@@ -175,7 +190,11 @@ TEST_CASE("chunk_stream_arena: many small blocks switch superblocks to trees and
     for (int i = 0; i < 6000; ++i) {
       h.step();
     }
+    h.free_every_other();
     CHECK(h.max_trees > 0);
+    for (int i = 0; i < 2000; ++i) {
+      h.step();  // trees shrink back to arrays as blocks coalesce
+    }
     h.drain();
   }
 }

@@ -43,7 +43,7 @@ namespace rmm::mr::detail::arena {
 class chunk_stream_arena {
  public:
   /// @brief Free blocks a superblock keeps in its sorted array; one more switches it to a tree.
-  static constexpr std::size_t small_block_limit = 32;
+  static constexpr std::size_t small_block_limit = 128;
 
   /**
    * @brief An empty arena over [arena_base, arena_base + arena_size), keeping up to
@@ -445,10 +445,9 @@ class chunk_stream_arena {
     }
     std::uintptr_t const end = ptr + bytes;
     auto& v                  = sb.blocks;
-    auto it                  = std::lower_bound(
-        v.begin(), v.end(), ptr, [](block const& b, std::uintptr_t a) { return b.base < a; });
-    bool const has_next = it != v.end();
-    bool const has_prev = it != v.begin();
+    auto it                  = v.begin() + static_cast<std::ptrdiff_t>(first_at_or_after(v, ptr));
+    bool const has_next      = it != v.end();
+    bool const has_prev      = it != v.begin();
     if ((has_next && it->base < end) ||
         (has_prev && std::prev(it)->base + std::prev(it)->size > ptr)) {
       throw std::invalid_argument("chunk_stream_arena: free of [" + format_hex(ptr) + ", +" +
@@ -475,6 +474,25 @@ class chunk_stream_arena {
       v.insert(it, block{ptr, bytes});
     }
     sb.max_free = std::max(sb.max_free, grown);
+  }
+
+  // The index of the first block of `v` (sorted by address) at or after `ptr`: lower_bound
+  // without branches on the data. Which way a probe goes is a coin toss for a free at a random
+  // place, so std::lower_bound mispredicted about one branch per step (its search was about 12 %
+  // of the small single-thread rows with 128-block arrays, profile of 2026-11-27 session n); here
+  // each step is a conditional move.
+  static std::size_t first_at_or_after(std::vector<block> const& v, std::uintptr_t ptr) noexcept {
+    std::size_t len = v.size();
+    if (len == 0) {
+      return 0;
+    }
+    block const* b = v.data();
+    while (len > 1) {
+      std::size_t const half = len / 2;
+      b                      = b[half - 1].base < ptr ? b + half : b;
+      len -= half;
+    }
+    return static_cast<std::size_t>(b - v.data()) + (b->base < ptr ? 1U : 0U);
   }
 
   // Moves sb's free blocks into a tree; sb is unchanged if this throws.
