@@ -193,7 +193,7 @@ TEST_CASE("chunk_stream_arena: many small blocks switch superblocks to trees and
     h.free_every_other();
     CHECK(h.max_trees > 0);
     for (int i = 0; i < 2000; ++i) {
-      h.step();  // trees shrink back to arrays as blocks coalesce
+      h.step();  // random steps over the trees, checked against the model at every step
     }
     h.drain();
   }
