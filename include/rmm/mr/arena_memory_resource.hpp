@@ -19,6 +19,10 @@
  *   stream's arena as an entirely free superblock while that arena's share has room (no CUDA
  *   call; it moves on like any superblock), else goes back ordered by that arena's event; freed
  *   on a stream that has no arena in this resource, the free waits for that stream instead.
+ *   Keeping them spares a CUDA call per large block (with several threads on their own streams
+ *   drawing up to 64 MiB, about 100x the throughput) at a price in memory: in a host model of a
+ *   training log on 2 to 16 streams the arena had to be 2-8 % larger (arena.md, "Large
+ *   requests").
  * - A block freed on a stream other than the one whose arena owns it (a cross-stream free) is the
  *   slow path: the freeing stream is synchronised, then the block goes back to its owner's arena.
  * - Out of memory: memory other streams returned is already in the global arena (taken
@@ -76,11 +80,11 @@ namespace rmm::mr {
  * such allocation, and each free, takes the global arena's lock. The global arena places
  * superblocks and large blocks by two-level segregated good fit (O(1)).
  *
- * Blocks in each stream arena are allocated using address-ordered first fit. When a block is freed, it
- * is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks are
- * returned to the global arena once a stream arena's entirely free superblocks exceed its share:
- * the arena size divided by the number of stream arenas, at least 1/64 of the arena (at least
- * 4 MiB). A stream used alone keeps every superblock it frees (large blocks excepted); with
+ * Blocks in each stream arena are allocated using address-ordered first fit. When a block is freed,
+ * it is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks
+ * are returned to the global arena once a stream arena's entirely free superblocks exceed its
+ * share: the arena size divided by the number of stream arenas, at least 1/64 of the arena (at
+ * least 4 MiB). A stream used alone keeps every superblock it frees (large blocks excepted); with
  * more streams, memory one stream keeps reaches another only on that stream's out-of-memory path
  * (step 2 below, one device synchronisation), so give each stream of a many-stream program its
  * own headroom.
