@@ -1,8 +1,8 @@
 /**
  * @file arena_oom_tests.cpp
- * @brief The out-of-memory reports of arena_memory_resource (detail/mechanics/arena_oom.hpp), without a
- * GPU: the figures, the stream (as passed) and its name in the reason, and the report of an arena
- * whose upstream failed. The device fields are the current device's (none without a GPU).
+ * @brief The out-of-memory reports of arena_memory_resource (detail/mechanics/arena_oom.hpp),
+ * without a GPU: the figures, the stream (as passed) and its name in the reason, and the report of
+ * an arena whose upstream failed. The device fields are the current device's (none without a GPU).
  */
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>

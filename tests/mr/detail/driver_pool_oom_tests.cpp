@@ -1,9 +1,10 @@
 /**
  * @file driver_pool_oom_tests.cpp
- * @brief The out-of-memory reports of the driver pools (detail/mechanics/driver_pool_oom.hpp) without a GPU:
- * over a null pool, whose attributes cannot be read, every report still names the request, the
- * limit or max_size, the stream and the reason; the device fields are the current device's (none
- * without a GPU). The driver's own refusal (cudaMallocFromPoolAsync) is covered by the GPU suite.
+ * @brief The out-of-memory reports of the driver pools (detail/mechanics/driver_pool_oom.hpp)
+ * without a GPU: over a null pool, whose attributes cannot be read, every report still names the
+ * request, the limit or max_size, the stream and the reason; the device fields are the current
+ * device's (none without a GPU). The driver's own refusal (cudaMallocFromPoolAsync) is covered by
+ * the GPU suite.
  */
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
