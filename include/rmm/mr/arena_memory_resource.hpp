@@ -21,7 +21,7 @@
  *   on a stream that has no arena in this resource, the free waits for that stream instead.
  *   Keeping them spares a CUDA call per large block (with several threads on their own streams
  *   drawing up to 64 MiB, about 100x the throughput) at a price in memory: in a host model of a
- *   training log on 2 to 16 streams the arena had to be 2-8 % larger (arena.md, "Large
+ *   training log on 2 to 16 streams the arena had to be 3-11 % larger (arena.md, "Large
  *   requests").
  * - A block freed on a stream other than the one whose arena owns it (a cross-stream free) is the
  *   slow path: the freeing stream is synchronised, then the block goes back to its owner's arena.
