@@ -173,7 +173,14 @@ class driver {
     auto const [p, n] = *it;
     live_.erase(it);
     FUZZ_CHECK(model_.can_deallocate(p, n));
-    auto const r = arena_.deallocate(p, n, allow_release);
+    std::optional<arena::range> r;
+    if ((p / 256U) % 2U == 0) {  // both frees, by the block's address: deterministic per input
+      r = arena_.deallocate(p, n, allow_release);
+    } else {
+      auto const freed = arena_.deallocate_if_owned(p, n, allow_release);
+      FUZZ_CHECK(freed.owned);
+      r = freed.released;
+    }
     FUZZ_CHECK(model_.deallocate(p, n, allow_release) == r);
   }
 
@@ -204,6 +211,12 @@ class driver {
     auto const before = rmm::test::snapshot_of(arena_);
     expect_invalid([&, p = p, n = n] { static_cast<void>(arena_.deallocate(p, n)); });
     FUZZ_CHECK(rmm::test::snapshot_of(arena_) == before);
+    if (!model_.owns(p)) {  // outside every superblock: not owned, nothing done
+      FUZZ_CHECK(!arena_.deallocate_if_owned(p, n).owned);
+    } else {
+      expect_invalid([&, p = p, n = n] { static_cast<void>(arena_.deallocate_if_owned(p, n)); });
+    }
+    FUZZ_CHECK(rmm::test::snapshot_of(arena_) == before);
   }
 
   void check() {
@@ -211,6 +224,7 @@ class driver {
     auto const s = rmm::test::snapshot_of(arena_);
     FUZZ_CHECK(rmm::test::snapshot_of(model_) == s);
     FUZZ_CHECK(s.allocated == rmm::fuzz::live_bytes(live_));
+    FUZZ_CHECK(arena_.largest_free_block_hint() == s.largest);
   }
 
   std::size_t span_;

@@ -421,6 +421,40 @@ TEST_CASE("arena: a large block freed on another stream is ordered before its ne
   mr.deallocate(s2, small, KiB, A);
 }
 
+TEST_CASE(
+    "arena: alone, a stream's large requests try its free blocks, and large frees find theirs",
+    "[gpu][arena]") {
+  // The stream arena is involved only when it could be (its largest free block, its largest
+  // superblock: arena_state::try_allocate, release_large_alone); every block lands where first
+  // fit in the stream arena, then good fit in the global arena, put it before.
+  auto mr = make_arena(64 * MiB);  // batches of 4 MiB
+  rmm::cuda_stream s;
+  auto at                = [](void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  void* small            = mr.allocate(s, KiB, A);  // a batch: [small, small + 4 MiB)
+  std::uintptr_t const b = at(small);
+  void* in_batch         = mr.allocate(s, 2 * MiB, A);  // first fit in the batch
+  CHECK(at(in_batch) == b + KiB);
+  void* big = mr.allocate(s, 6 * MiB, A);  // no free block of the batch holds it
+  CHECK(at(big) == b + 4 * MiB);
+  void* mid = mr.allocate(s, 3 * MiB, A);  // nor this one (2 MiB - 1 KiB free there)
+  CHECK(at(mid) == b + 10 * MiB);
+  CHECK(rmm::test::fill_and_count_mismatches(mid, 3 * MiB, 7, s.value()) == 0);
+  mr.deallocate(s, in_batch, 2 * MiB, A);     // back into the batch
+  mr.deallocate(s, mid, 3 * MiB, A);          // no larger than the batch, not in it: global
+  mr.deallocate(s, big, 6 * MiB, A);          // larger than any superblock: the global lock alone
+  void* merged = mr.allocate(s, 9 * MiB, A);  // both large blocks went back and coalesced
+  CHECK(merged == big);
+  CHECK(rmm::test::fill_and_count_mismatches(merged, 9 * MiB, 8, s.value()) == 0);
+  void* again = mr.allocate(s, 2 * MiB, A);  // the batch's free block, first
+  CHECK(again == in_batch);
+  mr.deallocate(s, again, 2 * MiB, A);
+  mr.deallocate(s, merged, 9 * MiB, A);
+  mr.deallocate(s, small, KiB, A);
+  void* rest = mr.allocate(s, 60 * MiB, A);  // nothing was lost: all but the kept batch
+  CHECK(at(rest) == b + 4 * MiB);
+  mr.deallocate(s, rest, 60 * MiB, A);
+}
+
 TEST_CASE("arena: a large block freed with the wrong size stays allocated", "[gpu][arena]") {
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream s;

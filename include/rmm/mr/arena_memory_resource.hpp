@@ -77,8 +77,10 @@ namespace rmm::mr {
  * differently sized request could use. With several stream arenas, the freeing stream's arena
  * keeps it as an entirely free superblock while its share (below) has room, so that its stream
  * reuses it with no CUDA call; otherwise it goes back, ordered like a returned superblock. Each
- * such allocation, and each free, takes the global arena's lock. The global arena places
- * superblocks and large blocks by two-level segregated good fit (O(1)).
+ * such allocation, and each free, takes the global arena's lock; the stream arena's lock too only
+ * when the stream arena could be involved (its largest free block could hold the request; a
+ * superblock it held was as large as the block freed, or several stream arenas exist). The global
+ * arena places superblocks and large blocks by two-level segregated good fit (O(1)).
  *
  * Blocks in each stream arena are allocated using address-ordered first fit. When a block is freed,
  * it is coalesced with neighbouring free blocks if the addresses are contiguous. Free superblocks

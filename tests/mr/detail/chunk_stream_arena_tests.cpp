@@ -4,8 +4,9 @@
  * (bitmap_stream_arena_model.hpp): randomised operations with fixed seeds over superblocks of
  * 2 MiB multiples, superblocks not aligned to 2 MiB (several starting in one chunk), blocks
  * enough to switch superblocks to their tree, add/remove of superblocks and
- * release_free_superblocks and cache size changes; every step compares the whole observable
- * state and validates.
+ * release_free_superblocks, cache size changes and frees of memory outside every superblock;
+ * every step compares the whole observable state (with both frees, deallocate and
+ * deallocate_if_owned, and the lock-free hints) and validates.
  */
 #include "bitmap_stream_arena_model.hpp"
 #include "chunk_stream_arena_test_helpers.hpp"
@@ -14,11 +15,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -45,6 +49,8 @@ class harness {
       set_cache();
     } else if (op < 92) {
       release_all();
+    } else if (op < 93) {
+      stray_free();
     } else {
       add_superblock();
     }
@@ -111,6 +117,7 @@ class harness {
       }
       arena_.add_superblock(base, size);
       model_.add_superblock(base, size);
+      largest_added_ = std::max(largest_added_, size);
       return;
     }
   }
@@ -136,11 +143,30 @@ class harness {
     free_block(std::next(live_.begin(), static_cast<std::ptrdiff_t>(pick(live_.size()))));
   }
 
+  // Through deallocate or deallocate_if_owned (the resource's free), which must agree.
   void free_block(std::map<std::uintptr_t, std::size_t>::iterator it) {
     bool const allow = pick(4) != 0;
-    auto const r     = arena_.deallocate(it->first, it->second, allow);
+    std::optional<arena::range> r;
+    if (pick(2) == 0) {
+      r = arena_.deallocate(it->first, it->second, allow);
+    } else {
+      auto const freed = arena_.deallocate_if_owned(it->first, it->second, allow);
+      REQUIRE(freed.owned);
+      r = freed.released;
+    }
     REQUIRE(model_.deallocate(it->first, it->second, allow) == r);
     live_.erase(it);
+  }
+
+  // A free of memory in no superblock of the arena: deallocate_if_owned does nothing (check()
+  // compares the whole state with the model's), deallocate throws.
+  void stray_free() {
+    std::uintptr_t const p = B + 256 * pick(space / 256);
+    if (model_.overlaps(p, 256)) {
+      return;
+    }
+    CHECK_FALSE(arena_.deallocate_if_owned(p, 256).owned);
+    CHECK_THROWS_AS(arena_.deallocate(p, 256), std::invalid_argument);
   }
 
   // The resource changes the cache as streams come (arena_state::keep_bytes).
@@ -158,6 +184,8 @@ class harness {
 
   void check() {
     REQUIRE(rmm::test::snapshot_of(arena_) == rmm::test::snapshot_of(model_));
+    REQUIRE(arena_.largest_free_block_hint() == model_.largest_free_block());
+    REQUIRE(arena_.largest_superblock_hint() == largest_added_);
     max_trees = std::max(max_trees, arena_.num_tree_superblocks());
     arena_.validate();
   }
@@ -167,6 +195,7 @@ class harness {
   rmm::test::reference_stream_arena model_;
   bool small_;
   std::map<std::uintptr_t, std::size_t> live_;
+  std::size_t largest_added_{};  // the largest superblock ever added
 };
 
 }  // namespace
@@ -261,4 +290,35 @@ TEST_CASE("chunk_stream_arena: a changed cache size rules the next emptied super
   CHECK_FALSE(a.deallocate(q, SB).has_value());
   CHECK(a.cached_bytes() == 2 * SB);
   a.validate();
+}
+
+TEST_CASE("chunk_stream_arena: the hints may be read by another thread while the arena changes",
+          "[arena][chunk]") {
+  // The resource reads them without the arena's lock; under TSan a plain read would race.
+  chunk_stream_arena a{B, space, 0};
+  std::atomic<bool> done{false};
+  std::size_t seen_superblock = 0;
+  bool shrank                 = false;
+  bool beyond                 = false;
+  std::thread reader{[&] {
+    while (!done.load(std::memory_order_acquire)) {
+      std::size_t const sb = a.largest_superblock_hint();
+      shrank               = shrank || sb < seen_superblock;  // it never decreases
+      seen_superblock      = sb;
+      beyond               = beyond || a.largest_free_block_hint() > space;
+    }
+  }};
+  for (std::size_t i = 0; i < 2000; ++i) {
+    std::size_t const size = SB * (1 + i % 4);
+    a.add_superblock(B, size);  // cache 0: the free below releases it
+    std::uintptr_t const p = *a.allocate(256);
+    CHECK(a.largest_free_block_hint() == size - 256);
+    CHECK(a.deallocate(p, 256) == arena::range{B, size});
+    CHECK(a.largest_free_block_hint() == 0);
+  }
+  done.store(true, std::memory_order_release);
+  reader.join();
+  CHECK_FALSE(shrank);
+  CHECK_FALSE(beyond);
+  CHECK(a.largest_superblock_hint() == 4 * SB);
 }

@@ -184,18 +184,17 @@ class global_arena {
    * overlaps free memory (a double release); the arena is then unchanged.
    */
   void release(std::uintptr_t base, std::size_t size, ticket t) {
-    std::vector<ticket> const tickets =
-        t == no_ticket ? std::vector<ticket>{} : std::vector<ticket>{t};
-    release(base, size, tickets);
+    if (t != no_ticket) {
+      release(base, size, std::vector<ticket>{t});
+      return;
+    }
+    check_release(base, size);
+    static_cast<void>(free_.deallocate(base, size));  // no ticket: no piece to record
   }
 
   /// @brief As above with any set of tickets (e.g. to give a grant back unused).
   void release(std::uintptr_t base, std::size_t size, std::vector<ticket> tickets) {
-    if (base < base_ || size > size_ || base - base_ > size_ - size) {
-      throw std::invalid_argument("global_arena: release of [" + format_hex(base) + ", +" +
-                                  std::to_string(size) + ") outside the arena [" +
-                                  format_hex(base_) + ", +" + std::to_string(size_) + ")");
-    }
+    check_release(base, size);
     // Checks that it is a granted range, not free (double free); clears a large block's mark.
     static_cast<void>(free_.deallocate(base, size));
     std::sort(tickets.begin(), tickets.end());
@@ -323,6 +322,9 @@ class global_arena {
   // Moves the tickets of every piece overlapping [base, base + size) into `out` (sorted, unique),
   // trimming pieces that stick out of the range.
   void take_tickets(std::uintptr_t base, std::size_t size, std::vector<ticket>& out) {
+    if (pieces_.empty()) {  // nothing returned with a ticket (one stream arena, or all cleared)
+      return;
+    }
     std::uintptr_t const end = base + size;
     auto it                  = pieces_.upper_bound(base);
     if (it != pieces_.begin() && std::prev(it)->first + std::prev(it)->second.size > base) {
@@ -375,12 +377,26 @@ class global_arena {
     return out;
   }
 
+  // The checks are on every grant and release: the messages are built out of line.
   static void check_request(char const* what, std::size_t bytes) {
     if (bytes == 0 || (bytes % allocation_granularity) != 0) {
-      throw std::invalid_argument(std::string{"global_arena: "} + what + " of " +
-                                  std::to_string(bytes) + " bytes, not a non-zero multiple of " +
-                                  std::to_string(allocation_granularity));
+      throw_bad_request(what, bytes);
     }
+  }
+  [[noreturn]] static void throw_bad_request(char const* what, std::size_t bytes) {
+    throw std::invalid_argument(std::string{"global_arena: "} + what + " of " +
+                                std::to_string(bytes) + " bytes, not a non-zero multiple of " +
+                                std::to_string(allocation_granularity));
+  }
+  void check_release(std::uintptr_t base, std::size_t size) const {
+    if (base < base_ || size > size_ || base - base_ > size_ - size) {
+      throw_outside(base, size);
+    }
+  }
+  [[noreturn]] void throw_outside(std::uintptr_t base, std::size_t size) const {
+    throw std::invalid_argument("global_arena: release of [" + format_hex(base) + ", +" +
+                                std::to_string(size) + ") outside the arena [" + format_hex(base_) +
+                                ", +" + std::to_string(size_) + ")");
   }
 
   // True if [b, b + n) lies inside one of `free` (address-sorted ranges).

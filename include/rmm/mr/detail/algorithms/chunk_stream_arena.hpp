@@ -14,6 +14,7 @@
 #include <rmm/mr/detail/algorithms/free_list_diagnostics.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -154,6 +155,9 @@ class chunk_stream_arena {
     link_empty(s);
     held_bytes_ += size;
     cached_bytes_ += size;
+    if (size > largest_superblock_.get()) {
+      largest_superblock_.set(size);
+    }
     free_bytes_ += size;
     ++num_superblocks_;
     refresh_leaf(c);
@@ -178,13 +182,38 @@ class chunk_stream_arena {
   std::optional<range> deallocate(std::uintptr_t ptr,
                                   std::size_t bytes,
                                   bool allow_release = true) {
+    free_result r = deallocate_if_owned(ptr, bytes, allow_release);
+    if (!r.owned) {
+      throw_not_inside(ptr, bytes);
+    }
+    return r.released;
+  }
+
+  /// @brief What deallocate_if_owned did: whether the block was this arena's (nothing was done
+  /// if not), and the superblock it released, if any.
+  struct free_result {
+    bool owned;
+    std::optional<range> released;
+  };
+
+  /**
+   * @brief deallocate(), for a caller that does not know whether @p ptr is this arena's: one
+   * look-up instead of owns() and then deallocate(). If @p ptr lies in no superblock of this
+   * arena, nothing is done and `owned` is false.
+   * @throws std::invalid_argument and std::bad_alloc as deallocate() for a block inside a
+   * superblock of this arena; the arena is then unchanged.
+   */
+  free_result deallocate_if_owned(std::uintptr_t ptr,
+                                  std::size_t bytes,
+                                  bool allow_release = true) {
     std::uint32_t const s = find(ptr);
-    if (s == none || bytes > sbs_[s].size - (ptr - sbs_[s].base)) {
-      throw std::invalid_argument("chunk_stream_arena: free of [" + format_hex(ptr) + ", +" +
-                                  std::to_string(bytes) +
-                                  ") that is not inside one superblock of this arena");
+    if (s == none) {
+      return {false, std::nullopt};
     }
     sb_rec& sb = sbs_[s];
+    if (bytes > sb.size - (ptr - sb.base)) {
+      throw_not_inside(ptr, bytes);
+    }
     if (bytes > sb.allocated) {
       throw std::invalid_argument(
           "chunk_stream_arena: free of [" + format_hex(ptr) + ", +" + std::to_string(bytes) +
@@ -202,11 +231,11 @@ class chunk_stream_arena {
         cached_bytes_ += sb.size;
       }
       refresh_leaf(chunk_of(sb.base));
-      return std::nullopt;
+      return {true, std::nullopt};
     }
     range const r{sb.base, sb.size};
     remove_superblock(s);
-    return r;
+    return {true, r};
   }
 
   /// @brief Takes every entirely free superblock out of the arena and returns them in address
@@ -229,10 +258,25 @@ class chunk_stream_arena {
   [[nodiscard]] std::size_t held_bytes() const noexcept { return held_bytes_; }
   /// @brief Free bytes inside the superblocks held.
   [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
-  /// @brief Largest free block inside the superblocks held. O(8).
-  [[nodiscard]] std::size_t largest_free_block() const noexcept {
-    auto const& top = levels_.back();
-    return top.empty() ? 0 : *std::max_element(top.begin(), top.end());
+  /// @brief Largest free block inside the superblocks held. O(1).
+  [[nodiscard]] std::size_t largest_free_block() const noexcept { return largest_.get(); }
+  /**
+   * @brief largest_free_block(), for a caller that does not hold the lock that serialises this
+   * arena: the one member that may be read concurrently with changes (a relaxed atomic, updated
+   * whenever the top of the max tree changes). Exact for the thread that made the last change;
+   * another thread may read an older value. arena_memory_resource reads it to skip its stream
+   * arena's lock for a large request that no free block of the arena could hold.
+   */
+  [[nodiscard]] std::size_t largest_free_block_hint() const noexcept { return largest_.get(); }
+  /**
+   * @brief The size of the largest superblock this arena has ever held (it never decreases); no
+   * block larger than it can be this arena's. Readable without the lock, as
+   * largest_free_block_hint(): another thread may read an older, smaller value.
+   * arena_memory_resource reads it to free a large block that cannot be the arena's without taking
+   * the arena's lock.
+   */
+  [[nodiscard]] std::size_t largest_superblock_hint() const noexcept {
+    return largest_superblock_.get();
   }
   /// @brief Number of superblocks held.
   [[nodiscard]] std::size_t num_superblocks() const noexcept { return num_superblocks_; }
@@ -289,6 +333,24 @@ class chunk_stream_arena {
   static constexpr std::uint32_t none   = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::size_t npos     = std::numeric_limits<std::size_t>::max();
   static_assert((std::size_t{1} << chunk_shift) == superblock_size);
+
+  // A size that this arena's (serialised) changes write and other threads may read without
+  // their lock (largest_free_block_hint): relaxed loads and stores, copied and moved by value.
+  class relaxed_size {
+   public:
+    relaxed_size() noexcept = default;
+    relaxed_size(relaxed_size const& o) noexcept : v_{o.get()} {}
+    relaxed_size& operator=(relaxed_size const& o) noexcept {
+      set(o.get());
+      return *this;
+    }
+    ~relaxed_size() = default;
+    [[nodiscard]] std::size_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
+    void set(std::size_t v) noexcept { v_.store(v, std::memory_order_relaxed); }
+
+   private:
+    std::atomic<std::size_t> v_{0};
+  };
 
   struct block {
     std::uintptr_t base;
@@ -392,119 +454,15 @@ class chunk_stream_arena {
   void refresh_leaf(std::size_t c) noexcept;
   [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept;
 
-  // --- blocks inside one superblock -----------------------------------------------------------
+  // --- blocks inside one superblock (defined in chunk_stream_arena_blocks.hpp) ---------------
   // Takes `bytes` from the lowest block that fits (the caller checked max_free). Never throws.
-  std::uintptr_t carve(sb_rec& sb, std::size_t bytes) noexcept {
-    if (sb.tree) {
-      std::uintptr_t const p = *sb.tree->allocate_first_fit(bytes);
-      sb.max_free            = sb.tree->largest_free_block();
-      return p;
-    }
-    auto it = sb.blocks.begin();
-    while (it->size < bytes) {
-      ++it;
-    }
-    std::uintptr_t const p = it->base;
-    bool const was_max     = it->size == sb.max_free;
-    if (it->size == bytes) {
-      sb.blocks.erase(it);
-    } else {
-      it->base += bytes;
-      it->size -= bytes;
-    }
-    if (was_max) {
-      std::size_t m = 0;
-      for (auto const& b : sb.blocks) {
-        m = std::max(m, b.size);
-      }
-      sb.max_free = m;
-    }
-    return p;
-  }
-
+  std::uintptr_t carve(sb_rec& sb, std::size_t bytes) noexcept;
   // Returns [ptr, ptr + bytes) (inside sb) to sb's free blocks, coalescing.
-  void give(sb_rec& sb, std::uintptr_t ptr, std::size_t bytes) {
-    if (bytes == 0 || (bytes % allocation_granularity) != 0) {
-      throw std::invalid_argument("chunk_stream_arena: free size " + std::to_string(bytes) +
-                                  " is not a non-zero multiple of " +
-                                  std::to_string(allocation_granularity));
-    }
-    if ((ptr % allocation_granularity) != 0) {
-      throw std::invalid_argument("chunk_stream_arena: free address " + format_hex(ptr) +
-                                  " is not aligned to " + std::to_string(allocation_granularity));
-    }
-    if (sb.tree) {
-      sb.tree->insert_within(ptr, bytes, sb.base, sb.base + sb.size);
-      sb.max_free = sb.tree->largest_free_block();
-      if (sb.max_free == sb.size) {  // entirely free: back to the array (capacity >= 1 kept)
-        sb.tree.reset();
-        --num_trees_;
-        sb.blocks.assign(1, block{sb.base, sb.size});
-      }
-      return;
-    }
-    std::uintptr_t const end = ptr + bytes;
-    auto& v                  = sb.blocks;
-    auto it                  = v.begin() + static_cast<std::ptrdiff_t>(first_at_or_after(v, ptr));
-    bool const has_next      = it != v.end();
-    bool const has_prev      = it != v.begin();
-    if ((has_next && it->base < end) ||
-        (has_prev && std::prev(it)->base + std::prev(it)->size > ptr)) {
-      throw std::invalid_argument("chunk_stream_arena: free of [" + format_hex(ptr) + ", +" +
-                                  std::to_string(bytes) + ") overlaps a free block (double free?)");
-    }
-    bool const join_prev = has_prev && std::prev(it)->base + std::prev(it)->size == ptr;
-    bool const join_next = has_next && it->base == end;
-    std::size_t grown    = bytes;
-    if (join_prev && join_next) {
-      auto const pv = std::prev(it);
-      pv->size += bytes + it->size;
-      grown = pv->size;
-      v.erase(it);
-    } else if (join_prev) {
-      grown = (std::prev(it)->size += bytes);
-    } else if (join_next) {
-      it->base = ptr;
-      grown    = (it->size += bytes);
-    } else if (v.size() >= small_block_limit) {
-      to_tree(sb);
-      give(sb, ptr, bytes);
-      return;
-    } else {
-      v.insert(it, block{ptr, bytes});
-    }
-    sb.max_free = std::max(sb.max_free, grown);
-  }
-
-  // The index of the first block of `v` (sorted by address) at or after `ptr`: lower_bound
-  // without branches on the data. Which way a probe goes is a coin toss for a free at a random
-  // place, so std::lower_bound mispredicted about one branch per step (its search was about 12 %
-  // of the small single-thread rows with 128-block arrays, profile of 2026-11-27 session n); here
-  // each step is a conditional move.
-  static std::size_t first_at_or_after(std::vector<block> const& v, std::uintptr_t ptr) noexcept {
-    std::size_t len = v.size();
-    if (len == 0) {
-      return 0;
-    }
-    block const* b = v.data();
-    while (len > 1) {
-      std::size_t const half = len / 2;
-      b                      = b[half - 1].base < ptr ? b + half : b;
-      len -= half;
-    }
-    return static_cast<std::size_t>(b - v.data()) + (b->base < ptr ? 1U : 0U);
-  }
-
+  void give(sb_rec& sb, std::uintptr_t ptr, std::size_t bytes);
+  // The index of the first block of `v` (sorted by address) at or after `ptr`, without branches.
+  static std::size_t first_at_or_after(std::vector<block> const& v, std::uintptr_t ptr) noexcept;
   // Moves sb's free blocks into a tree; sb is unchanged if this throws.
-  void to_tree(sb_rec& sb) {
-    auto tree = std::make_unique<address_ordered_free_list>(allocation_granularity);
-    for (auto const& b : sb.blocks) {
-      tree->insert_within(b.base, b.size, sb.base, sb.base + sb.size);
-    }
-    sb.tree = std::move(tree);
-    sb.blocks.clear();  // keeps its capacity
-    ++num_trees_;
-  }
+  void to_tree(sb_rec& sb);
 
   // --- entirely free superblocks: an intrusive doubly linked list -----------------------------
   void link_empty(std::uint32_t s) noexcept {
@@ -566,6 +524,11 @@ class chunk_stream_arena {
   static void expect(bool ok, char const* what, std::uintptr_t at) {
     expect_invariant(ok, "chunk_stream_arena", what, at);
   }
+  [[noreturn]] static void throw_not_inside(std::uintptr_t ptr, std::size_t bytes) {
+    throw std::invalid_argument("chunk_stream_arena: free of [" + format_hex(ptr) + ", +" +
+                                std::to_string(bytes) +
+                                ") that is not inside one superblock of this arena");
+  }
 
   std::size_t cache_bytes_;
   std::uintptr_t base_;
@@ -576,6 +539,8 @@ class chunk_stream_arena {
   std::vector<std::uint64_t> starts_;             // bit per chunk: a superblock starts there
   std::vector<std::uint64_t> starts_sum_;         // bit per word of starts_: it is non-zero
   std::vector<std::vector<std::size_t>> levels_;  // max tree, leaves first
+  relaxed_size largest_;                          // the maximum of the top level
+  relaxed_size largest_superblock_;               // the largest superblock ever added
   std::uint32_t empty_head_{none};
   std::size_t num_empty_{};
   std::size_t num_trees_{};
@@ -588,5 +553,6 @@ class chunk_stream_arena {
 
 }  // namespace rmm::mr::detail::arena
 
+#include <rmm/mr/detail/algorithms/chunk_stream_arena_blocks.hpp>
 #include <rmm/mr/detail/algorithms/chunk_stream_arena_checks.hpp>
 #include <rmm/mr/detail/algorithms/chunk_stream_arena_tree.hpp>

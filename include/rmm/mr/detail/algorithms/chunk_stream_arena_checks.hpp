@@ -102,6 +102,9 @@ inline void chunk_stream_arena::validate() const {
     expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);
   }
   expect(leaf == levels_[0], "max tree leaves are off", 0);
+  expect(largest_.get() == *std::max_element(levels_.back().begin(), levels_.back().end()),
+         "the published largest free block is off",
+         largest_.get());
   // Every level but the top is whole groups of `fan`; a level above holds one maximum per group
   // of the level below, padded with zeros to whole groups itself (the top is not padded).
   for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {

@@ -15,9 +15,10 @@
 
 namespace rmm::mr::detail::arena {
 
-// Climbs while the group maximum changes. A group is rescanned only when the entry that was its
-// maximum shrank: a larger value is the new maximum, and a change below the maximum leaves it
-// (the rescans were 10 % of a single-thread arena operation, 2026-11-27 profiles).
+// Climbs while the group maximum changes, and republishes largest_ when the top level changed. A
+// group is rescanned only when the entry that was its maximum shrank: a larger value is the new
+// maximum, and a change below the maximum leaves it (the rescans were 10 % of a single-thread arena
+// operation, 2026-11-27 profiles).
 inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
   std::size_t v = 0;
   for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
@@ -48,6 +49,9 @@ inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
     v   = m;
     c   = g;
   }
+  // The change reached the top level (or the tree is one level): its maximum may have moved.
+  auto const& top = levels_.back();
+  largest_.set(*std::max_element(top.begin(), top.end()));
 }
 
 // The lowest chunk whose superblocks hold a free block of at least `bytes` (npos if none): the

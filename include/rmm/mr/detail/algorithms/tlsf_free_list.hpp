@@ -546,8 +546,12 @@ class tlsf_free_list {
 
   // Argument checks (tlsf_free_list_checks.hpp): each throws std::invalid_argument naming the
   // values when its precondition fails, and changes nothing.
+  // lookup_allocated and check_size are on every free and grant: short, with the messages
+  // built out of line (throw_bad_free, throw_bad_size), so that they inline.
   [[nodiscard]] index_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const;
+  [[noreturn]] void throw_bad_free(std::uintptr_t ptr, std::size_t size, index_t found) const;
   void check_size(char const* what, std::size_t size) const;
+  [[noreturn]] void throw_bad_size(char const* what, std::size_t size) const;
   [[nodiscard]] index_t check_range(std::uintptr_t block_base,
                                     std::uintptr_t ptr,
                                     std::size_t size) const;

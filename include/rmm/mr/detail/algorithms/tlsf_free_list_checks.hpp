@@ -32,21 +32,26 @@ inline std::string tlsf_range_text(std::uintptr_t base, std::size_t size) {
 inline auto tlsf_free_list::lookup_allocated(std::uintptr_t ptr, std::size_t size) const
     -> index_t {
   index_t const found = by_address_.find(ptr);
+  if (found == address_map::npos || blocks_[found].free || blocks_[found].size != size) {
+    throw_bad_free(ptr, size, found);
+  }
+  return found;
+}
+
+inline void tlsf_free_list::throw_bad_free(std::uintptr_t ptr,
+                                           std::size_t size,
+                                           index_t found) const {
   if (found == address_map::npos) {
     throw std::invalid_argument("tlsf_free_list: deallocate of unknown pointer " + hex(ptr) +
                                 " (size " + std::to_string(size) + ")");
   }
-  block const& b = blocks_[found];
-  if (b.free) {
+  if (blocks_[found].free) {
     throw std::invalid_argument("tlsf_free_list: double free of pointer " + hex(ptr) + " (size " +
                                 std::to_string(size) + ")");
   }
-  if (b.size != size) {
-    throw std::invalid_argument("tlsf_free_list: deallocate of pointer " + hex(ptr) +
-                                " with size " + std::to_string(size) +
-                                ", but it was allocated with size " + std::to_string(b.size));
-  }
-  return found;
+  throw std::invalid_argument("tlsf_free_list: deallocate of pointer " + hex(ptr) + " with size " +
+                              std::to_string(size) + ", but it was allocated with size " +
+                              std::to_string(blocks_[found].size));
 }
 
 inline auto tlsf_free_list::check_range(std::uintptr_t block_base,
@@ -72,10 +77,14 @@ inline auto tlsf_free_list::check_range(std::uintptr_t block_base,
 
 inline void tlsf_free_list::check_size(char const* what, std::size_t size) const {
   if (size == 0 || (size & (granularity_ - 1)) != 0) {
-    throw std::invalid_argument(std::string{"tlsf_free_list: "} + what + " size " +
-                                std::to_string(size) + " is not a non-zero multiple of " +
-                                std::to_string(granularity_));
+    throw_bad_size(what, size);
   }
+}
+
+inline void tlsf_free_list::throw_bad_size(char const* what, std::size_t size) const {
+  throw std::invalid_argument(std::string{"tlsf_free_list: "} + what + " size " +
+                              std::to_string(size) + " is not a non-zero multiple of " +
+                              std::to_string(granularity_));
 }
 
 inline void tlsf_free_list::check_new_region(std::uintptr_t base, std::size_t size) const {

@@ -163,13 +163,19 @@ class arena_state : private device_binding {
     stream_key const key = stream_key::of(stream);
     try {
       if (stream_arena_state* a = find_arena(key); a != nullptr) {
+        // A large block bigger than any superblock of `a` is not a's: with one arena it goes
+        // back under the global lock alone (release_large_alone).
+        if (sz >= arena::large_request_min && !several_arenas() &&
+            sz > a->host.largest_superblock_hint() && release_large_alone(p, sz)) {
+          return;
+        }
         std::unique_lock<spin_mutex> lock{a->mutex};
         if (std::size_t const keep = keep_bytes(); a->host.cache_bytes() != keep) {
           a->host.set_cache_bytes(keep);  // the share shrank: another stream arena came
         }
-        if (a->host.owns(p)) {
-          if (auto const released = a->host.deallocate(p, sz); released) {
-            give_back(*a, {*released});
+        if (auto const freed = a->host.deallocate_if_owned(p, sz); freed.owned) {
+          if (freed.released) {
+            give_back(*a, {*freed.released});
           }
           return;
         }
@@ -346,73 +352,18 @@ class arena_state : private device_binding {
 
   // First fit in the arena; on a miss, a superblock from the global arena, or for a large
   // request its exact size (a large block, marked as such in the global arena). nullptr if none.
-  void* try_allocate(stream_arena_state& a, std::size_t bytes) {
-    std::lock_guard<spin_mutex> lock{a.mutex};
-    if (auto const p = a.host.allocate(bytes); p) {
-      return reinterpret_cast<void*>(*p);
-    }
-    bool const large = bytes >= arena::large_request_min;
-    std::optional<arena::superblock_grant> grant;
-    std::vector<cudaEvent_t> waits;
-    {
-      std::unique_lock<spin_mutex> glock{global_mutex_};
-      if (unordered_releases_ && &a != by_id_.front()) {
-        // The first arena returned superblocks with no event while it was alone (give_back):
-        // the first superblock any other arena takes waits for the whole device, once. Not under
-        // the lock: no unordered release can follow now (`a` is a second arena), and the
-        // synchronisation covers every one made before the flag was read.
-        glock.unlock();
-        RMM_CUDA_TRY(cudaDeviceSynchronize());
-        glock.lock();
-        unordered_releases_ = false;
-      }
-      // Superblocks in batches: one global acquisition serves many small requests (the global
-      // mutex was 75 % of thread time at 16 threads with one superblock per acquisition). When
-      // the global arena has no free batch, the request alone.
-      // A large request takes exactly its size, held by no stream arena (arena.md, "Large
-      // requests"): no rounding tail, and once freed it is free for every stream.
-      if (large) {
-        grant = global_->acquire_exact(bytes);
-      } else if (std::size_t const batch = batch_bytes(); bytes < batch) {
-        grant = global_->acquire(batch);
-      }
-      if (!grant && !large) {
-        grant = global_->acquire(bytes);
-      }
-      if (!grant) {
-        return nullptr;
-      }
-      for (arena::ticket const t : grant->tickets) {
-        if (t != a.id) {  // the arena's own releases are ordered by its stream already
-          waits.push_back(by_id_[t - 1]->event);
-        }
-      }
-      try {
-        if (!large && by_id_.size() > 1) {  // one arena: it owns every superblock, no map needed
-          owners_.emplace(grant->base, &a);
-        }
-      } catch (...) {
-        global_->release(*grant);
-        throw;
-      }
-    }
-    try {
-      for (cudaEvent_t const e : waits) {
-        RMM_CUDA_TRY(cudaStreamWaitEvent(a.key.handle, e, 0));
-      }
-      if (large) {
-        return reinterpret_cast<void*>(grant->base);
-      }
-      a.host.add_superblock(grant->base, grant->size);
-    } catch (...) {
-      std::lock_guard<spin_mutex> glock{global_mutex_};
-      owners_.erase(grant->base);
-      global_->release(*grant);
-      throw;
-    }
-    auto const p = a.host.allocate(bytes);  // fits: the superblock holds at least `bytes`
-    return reinterpret_cast<void*>(*p);
-  }
+  // (arena_state_grants.hpp)
+  void* try_allocate(stream_arena_state& a, std::size_t bytes);
+  // From the global arena: a large block (`large`, without a's lock), or a superblock (a batch
+  // when one is free) for a small request, added to `a` (whose mutex the caller holds) and the
+  // request carved from it. nullptr if none fits.
+  void* acquire(stream_arena_state& a, std::size_t bytes, bool large);
+  // The global arena's grant for either (under global_mutex_, taken here), with the events of
+  // other arenas' releases that `a`'s stream must wait on in `waits`; nullopt if none fits.
+  std::optional<arena::superblock_grant> grant_for(stream_arena_state& a,
+                                                   std::size_t bytes,
+                                                   bool large,
+                                                   std::vector<cudaEvent_t>& waits);
 
   // Returns superblocks of `a` (whose mutex the caller holds) to the global arena, ordered by an
   // event recorded now on a's stream, which must be the caller's stream or the legacy one. While
@@ -474,6 +425,15 @@ class arena_state : private device_binding {
                         stream_key const& key,
                         std::uintptr_t p,
                         std::size_t bytes);
+
+  // One arena (the freeing stream's): the large block at `p` goes back to the global arena at
+  // once, under the global lock alone, as deallocate_large would. False, with nothing done, if
+  // there are several arenas or no large block starts at `p`; a size other than the allocated
+  // one throws, frees nothing.
+  bool release_large_alone(std::uintptr_t p, std::size_t bytes);
+  // Whether a large block starts at `p` (the caller holds global_mutex_); throws
+  // rmm::logic_error if it does with another size than `bytes`.
+  [[nodiscard]] bool is_large_block(std::uintptr_t p, std::size_t bytes) const;
 
   // Several arenas: the large block at `p` stays in `a` (the freeing stream's arena; the caller
   // holds its mutex and global_mutex_) as an entirely free superblock while a's entirely free
@@ -597,3 +557,4 @@ class arena_state : private device_binding {
 }  // namespace rmm::mr::detail
 
 #include <rmm/mr/detail/mechanics/arena_state_frees.hpp>
+#include <rmm/mr/detail/mechanics/arena_state_grants.hpp>

@@ -25,14 +25,9 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
   }
   {
     std::lock_guard<spin_mutex> glock{global_mutex_};
-    std::size_t const allocated = global_->large_size_at(p);
-    if (allocated == 0) {
+    if (!is_large_block(p, bytes)) {
       return false;
     }
-    RMM_EXPECTS(allocated == bytes,
-                "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
-                    format_hex(p) + ", allocated with " + std::to_string(allocated),
-                rmm::logic_error);
     if (recorded) {
       release_range(r, *recorded);
       return true;
@@ -53,6 +48,24 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
   std::lock_guard<spin_mutex> glock{global_mutex_};
   release_range(r, arena::no_ticket);
   return true;
+}
+
+inline bool arena_state::is_large_block(std::uintptr_t p, std::size_t bytes) const {
+  std::size_t const allocated = global_->large_size_at(p);
+  RMM_EXPECTS(allocated == 0 || allocated == bytes,
+              "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
+                  format_hex(p) + ", allocated with " + std::to_string(allocated),
+              rmm::logic_error);
+  return allocated != 0;
+}
+
+inline bool arena_state::release_large_alone(std::uintptr_t p, std::size_t bytes) {
+  std::lock_guard<spin_mutex> glock{global_mutex_};
+  if (by_id_.size() != 1) {
+    return false;
+  }
+  return is_large_block(p, bytes) &&
+         release_if_alone(std::array<arena::range, 1>{arena::range{p, bytes}});
 }
 
 inline void arena_state::give_back(stream_arena_state& a,
