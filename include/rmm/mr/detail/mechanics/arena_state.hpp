@@ -164,9 +164,12 @@ class arena_state : private device_binding {
     try {
       if (stream_arena_state* a = find_arena(key); a != nullptr) {
         // A large block bigger than any superblock of `a` is not a's: with one arena it goes
-        // back under the global lock alone (release_large_alone).
-        if (sz >= arena::large_request_min && !several_arenas() &&
-            sz > a->host.largest_superblock_hint() && release_large_alone(p, sz)) {
+        // back under the global lock alone (release_large_alone). One branch on the three tests
+        // (`&`, not `&&`), as in try_allocate.
+        bool const large  = sz >= arena::large_request_min;
+        bool const beyond = sz > a->host.largest_superblock_hint();
+        bool const alone  = !several_arenas();
+        if ((large & beyond & alone) && release_large_alone(p, sz)) {
           return;
         }
         std::unique_lock<spin_mutex> lock{a->mutex};
