@@ -61,10 +61,7 @@ inline bool arena_state::is_large_block(std::uintptr_t p, std::size_t bytes) con
 
 inline bool arena_state::release_large_alone(std::uintptr_t p, std::size_t bytes) {
   std::lock_guard<spin_mutex> glock{global_mutex_};
-  if (by_id_.size() != 1) {
-    return false;
-  }
-  return is_large_block(p, bytes) &&
+  return is_large_block(p, bytes) &&  // release_if_alone checks, under this lock, that it is alone
          release_if_alone(std::array<arena::range, 1>{arena::range{p, bytes}});
 }
 
