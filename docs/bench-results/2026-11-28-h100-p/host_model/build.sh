@@ -5,4 +5,4 @@ here=$(cd "$(dirname "$0")" && pwd)
 CCCL=${CCCL:-$(python3 -c "import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], 'include/cccl'))")}
 BUILD=${BUILD:-/work/main/build-gpu}
 g++ -std=c++17 -O3 -DNDEBUG -g -I$2/include -I$BUILD/include -isystem $CCCL -isystem /usr/local/cuda/include \
-  $here/resource_model.cpp $here/stubs.cpp -L$BUILD -lrmm -L/usr/local/cuda/lib64 -lcudart -o $1
+  -I$here/../../../../benchmarks $here/resource_model.cpp $here/stubs.cpp -L$BUILD -lrmm -L/usr/local/cuda/lib64 -lcudart -lbenchmark -lpthread -o $1
