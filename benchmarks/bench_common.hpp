@@ -9,6 +9,7 @@
 
 #include "capped_cuda_resource.hpp"
 #include "null_memory_resource.hpp"
+#include "quiet_cpu.hpp"
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_stream.hpp>

@@ -89,6 +89,7 @@ void bm_pairs(benchmark::State& state,
               std::size_t bytes,
               std::size_t pairs_per_batch) {
   rb::guarded(state, key, [&] {
+    rb::quiet_cpu_scope const quiet{state};  // see quiet_cpu.hpp
     bool fresh = false;
     auto& fx   = rb::cache().get<pinned_fixture<Resource>>(
         key,

@@ -42,6 +42,7 @@ void bm_random(benchmark::State& state,
                rb::workload_params const& params,
                bool warm_up) {
   rb::guarded(state, key, [&] {
+    rb::quiet_cpu_scope const quiet{state};  // see quiet_cpu.hpp
     bool fresh = false;
     auto& fx   = rb::cache().get<random_fixture<Resource>>(
         key,

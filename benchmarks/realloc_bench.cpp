@@ -81,6 +81,7 @@ void bm_realloc(benchmark::State& state, kind k, std::size_t step) {
   std::string const key =
       "realloc/" + std::to_string(static_cast<int>(k)) + "/" + std::to_string(step);
   rb::guarded(state, key, [&] {
+    rb::quiet_cpu_scope const quiet{state};  // see quiet_cpu.hpp
     if (!rb::have_gpu()) {
       state.SkipWithError("no CUDA device");
       return;

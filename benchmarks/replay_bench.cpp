@@ -142,6 +142,7 @@ void bm_replay(benchmark::State& state,
                bool async_baseline,
                harness how) {
   rb::guarded(state, key, [&] {
+    rb::quiet_cpu_scope const quiet{state};  // see quiet_cpu.hpp
     trace const& t = the_trace();
     std::optional<capacity_result> capacity;
     if constexpr (!std::is_same_v<MakeCapped, decltype(&no_capacity)>) {
