@@ -136,17 +136,16 @@ class quiet_cpu_scope {
     if (cpus.size() < 2 || here < 0 || !pin(here)) {
       return;
     }
-    restore_     = true;
-    double& best = best_seen();
-    double probe = quiet_cpu_detail::probe();
-    int cpu      = here;
-    best         = best == 0 ? probe : std::min(best, probe);
+    restore_         = true;
+    bool const first = best_ == 0;  // the first scope learns a quiet core's speed
+    double probe     = quiet_cpu_detail::probe();
+    int cpu          = here;
+    best_            = first ? probe : std::min(best_, probe);
+    bool busy        = first || probe > best_ * slack;
     // Scan every CPU when this one is busy (or on the first call, to learn a quiet core's speed);
     // when every core is busy, wait and scan again, up to max_scans times (at most
     // about 0.15 s before a repetition).
-    for (int scan = 0;
-         scan < max_scans && (scan == 0 ? first_ || probe > best * slack : probe > best * slack);
-         ++scan) {
+    for (int scan = 0; scan < max_scans && busy; ++scan) {
       if (scan > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -164,10 +163,10 @@ class quiet_cpu_scope {
         break;  // no CPU could be pinned: stay where the last pin left the thread
       }
       probe = scan_best;
-      best  = std::min(best, probe);
+      best_ = std::min(best_, probe);
+      busy  = probe > best_ * slack;
       pin(cpu);
     }
-    first_                     = false;
     state_                     = &state;
     state.counters["cpu"]      = cpu;
     state.counters["probe_ns"] = probe;
@@ -192,15 +191,10 @@ class quiet_cpu_scope {
     CPU_SET(static_cast<std::size_t>(cpu), &one);
     return sched_setaffinity(0, sizeof(one), &one) == 0;
   }
-  // The fastest median probe seen in this process: the speed of a quiet core.
-  static double& best_seen() {
-    static double best = 0;
-    return best;
-  }
-
   static constexpr int max_scans = 5;
   static constexpr double slack  = 1.2;  // a core this much slower than the best seen is busy
-  static inline bool first_      = true;
+  // The fastest median probe seen in this process (0 before the first): a quiet core's speed.
+  static inline double best_ = 0;
 
   cpu_set_t saved_{};
   bool restore_{false};
