@@ -1,7 +1,6 @@
 // Test runner of the multi-GPU suite: where fewer than two devices are visible it says so and
 // exits with 77, which CTest reports as "Skipped" (SKIP_RETURN_CODE).
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "../utilities/catch_session.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -20,5 +19,5 @@ int main(int argc, char* argv[]) {
     return 77;
   }
   std::printf("%s: %d CUDA devices\n", argv[0], count);
-  return Catch::Session().run(argc, argv);
+  return rmm::test::run_catch_session(argc, argv);
 }

@@ -2,8 +2,7 @@
 // which CTest reports as "Skipped" (SKIP_RETURN_CODE). RMM_TEST_DEVICE=N makes device N current
 // on the main thread first (the multi-GPU run uses it for the conformance suite on every device;
 // threads a test starts begin on device 0, so only single-threaded suites mean anything there).
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch_session.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -30,5 +29,5 @@ int main(int argc, char* argv[]) {
     }
     std::printf("%s: on device %d of %d (RMM_TEST_DEVICE)\n", argv[0], id, count);
   }
-  return Catch::Session().run(argc, argv);
+  return rmm::test::run_catch_session(argc, argv);
 }
