@@ -159,7 +159,7 @@ run() {
     local cccl_dir=/tmp/rmm-cccl
     rm -rf "$cccl_dir" && mkdir -p "$cccl_dir" && tar -C "$cccl_dir" -xzf "$stage_dir/cccl.tgz"
     step compile_matrix env RMM_PREFIX="$stage_dir/prefix" RMM_CCCL_INCLUDE_DIR="$cccl_dir" \
-      RMM_MATRIX_RUNNER="${san[*]}" \
+      RMM_MATRIX_RUNNER="${san[*]}" RMM_MATRIX_HEADERS=all \
       RMM_MATRIX="${RMM_GPU_MATRIX:-g++:17 g++:20 nvcc:17 nvcc:20}" bash "$root/scripts/compile_matrix.sh"
   fi
 
