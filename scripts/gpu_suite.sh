@@ -3,6 +3,9 @@
 #
 #   scripts/gpu_suite.sh stage   # here: build for sm_90 and copy binaries + the shared libraries
 #                                # the GPU machine lacks (spdlog, fmt) into .gpu/ (git-ignored)
+#                                # and packs it into .gpu-pack/gpu.tar.xz (git-ignored) to carry
+#   scripts/gpu_suite.sh unpack  # there: .gpu/ from .gpu-pack/gpu.tar.xz (run, multi and python
+#                                # do this themselves when .gpu/ is missing)
 #   scripts/gpu_suite.sh run     # there: run every GPU test program, then again under
 #                                # compute-sanitizer (memcheck with leak check); prints a summary
 #   scripts/gpu_suite.sh multi   # there, on 2 or more GPUs: the multi-GPU suite (docs/multi-gpu.md)
@@ -12,7 +15,9 @@
 # With RMM_GPU_BENCHMARKS=ON, stage also builds the benchmarks and stages scripts/run_benchmarks.sh
 # as .gpu/run_benchmarks.sh, which run starts after the tests (RMM_GPU_SKIP_BENCH=1: not).
 #
-# With the device tool: run(command="bash scripts/gpu_suite.sh run", carry=[".gpu"]).
+# With the device tool: run(command="bash scripts/gpu_suite.sh run", carry=[".gpu-pack"]).
+# Why a pack: the device tool carries at most 64 MiB with the tracked tree; the tracked tree is
+# about 39 MiB (most of it docs/bench-results) and .gpu/ about 38 MiB, xz brings .gpu/ to ~10.
 # The GPU machine has CUDA 13.0, cmake and nvcc but none of our Debian dependencies, so the
 # programs are built here and carried. See docs/gpu-testing.md.
 set -uo pipefail
@@ -79,6 +84,22 @@ stage() {
       ;;
   esac
   du -sh "$stage_dir"
+  pack
+}
+
+pack() {
+  mkdir -p "$root/.gpu-pack"
+  tar -C "$stage_dir" -cf - . | xz -T0 -6 >"$root/.gpu-pack/gpu.tar.xz"
+  du -sh "$root/.gpu-pack/gpu.tar.xz"
+}
+
+# .gpu/ from the pack, when .gpu/ is missing (on the GPU machine, carry=[".gpu-pack"]).
+unpack() {
+  if [ -d "$stage_dir/bin" ]; then
+    return 0
+  fi
+  [ -f "$root/.gpu-pack/gpu.tar.xz" ] || { echo "no .gpu/ and no .gpu-pack/gpu.tar.xz: run 'scripts/gpu_suite.sh stage' here and carry .gpu-pack"; exit 2; }
+  mkdir -p "$stage_dir" && xz -dc "$root/.gpu-pack/gpu.tar.xz" | tar -C "$stage_dir" -xf -
 }
 
 # One step of a run: its output in $out/NAME.log, a line in the summary.
@@ -215,8 +236,10 @@ python_tests() {
 
 case "${1:-}" in
   stage) stage ;;
-  run) run ;;
-  multi) multi ;;
-  python) python_tests ;;
-  *) echo "usage: $0 stage|run|multi|python"; exit 2 ;;
+  pack) pack ;;
+  unpack) unpack ;;
+  run) unpack && run ;;
+  multi) unpack && multi ;;
+  python) unpack && python_tests ;;
+  *) echo "usage: $0 stage|pack|unpack|run|multi|python"; exit 2 ;;
 esac

@@ -4,7 +4,7 @@
 #
 #   here:  RMM_GPU_BENCHMARKS=ON bash scripts/gpu_suite.sh stage    # stages .gpu/ (this script
 #          becomes .gpu/profile_gpu.sh, the sampler .gpu/lib/librmm_sampler.so)
-#   there: bash .gpu/profile_gpu.sh "$OUT"                           # device tool, carry .gpu
+#   there: bash scripts/gpu_suite.sh unpack && bash .gpu/profile_gpu.sh "$OUT"  # carry .gpu-pack
 #          -> $OUT/profiles.tar.gz (one raw profile per row)
 #   here:  tar xzf profiles.tar.gz && python3 scripts/profile_report.py prof_*.txt \
 #            --binary-dir build-gpu --binary-dir build-gpu/benchmarks

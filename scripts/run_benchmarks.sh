@@ -3,7 +3,7 @@
 #
 #   here:  RMM_GPU_BENCHMARKS=ON bash scripts/gpu_suite.sh stage   # builds, stages .gpu/ (this
 #          script becomes .gpu/run_benchmarks.sh, bench_tables.py .gpu/bench_tables.py)
-#   there: bash .gpu/run_benchmarks.sh "$OUT"       # alone (device tool: carry=[".gpu"])
+#   there: bash scripts/gpu_suite.sh unpack && bash .gpu/run_benchmarks.sh "$OUT"  # alone (carry=[".gpu-pack"])
 #          bash scripts/gpu_suite.sh run            # or after the GPU test suite
 #
 # Writes to OUT (default /tmp/rmm-bench-out), eight files (the device tool returns at most eight):
