@@ -459,7 +459,7 @@ class chunk_stream_arena {
   std::uintptr_t carve(sb_rec& sb, std::size_t bytes) noexcept;
   // Returns [ptr, ptr + bytes) (inside sb) to sb's free blocks, coalescing.
   void give(sb_rec& sb, std::uintptr_t ptr, std::size_t bytes);
-  // The index of the first block of `v` (sorted by address) at or after `ptr`, without branches.
+  // The index of the first block of `v` (sorted by address) at or after `ptr`, in log2 steps.
   static std::size_t first_at_or_after(std::vector<block> const& v, std::uintptr_t ptr) noexcept;
   // Moves sb's free blocks into a tree; sb is unchanged if this throws.
   void to_tree(sb_rec& sb);

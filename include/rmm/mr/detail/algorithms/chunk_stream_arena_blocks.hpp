@@ -104,11 +104,13 @@ inline void chunk_stream_arena::give(sb_rec& sb, std::uintptr_t ptr, std::size_t
   sb.max_free = std::max(sb.max_free, grown);
 }
 
-// The index of the first block of `v` (sorted by address) at or after `ptr`: lower_bound
-// without branches on the data. Which way a probe goes is a coin toss for a free at a random
-// place, so std::lower_bound mispredicted about one branch per step (its search was about 12 %
-// of the small single-thread rows with 128-block arrays, profile of 2026-11-27 session n); here
-// each step is a conditional move.
+// The index of the first block of `v` (sorted by address) at or after `ptr`: lower_bound with a
+// fixed number of steps. Which way a probe goes is a coin toss for a free at a random place, so
+// std::lower_bound mispredicted about one branch per step (its search was about 12 % of the small
+// single-thread rows with 128-block arrays, profile of 2026-11-27 session n). The step below was
+// meant as a conditional move, but GCC 12 compiles it to a short forward branch at -O2 and -O3;
+// a mask that forces the conditional move measured no different on the host model (session s),
+// so the plain form stays.
 inline std::size_t chunk_stream_arena::first_at_or_after(std::vector<block> const& v,
                                                          std::uintptr_t ptr) noexcept {
   std::size_t len = v.size();
