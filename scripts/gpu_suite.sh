@@ -4,8 +4,8 @@
 #   scripts/gpu_suite.sh stage   # here: build for sm_90 and copy binaries + the shared libraries
 #                                # the GPU machine lacks (spdlog, fmt) into .gpu/ (git-ignored)
 #                                # and packs it into .gpu-pack/gpu.tar.xz (git-ignored) to carry
-#   scripts/gpu_suite.sh unpack  # there: .gpu/ from .gpu-pack/gpu.tar.xz (run, multi and python
-#                                # do this themselves when .gpu/ is missing)
+#   scripts/gpu_suite.sh unpack  # there: .gpu/ from .gpu-pack/gpu.tar.xz unless .gpu/ is that
+#                                # pack already (run, multi and python unpack first themselves)
 #   scripts/gpu_suite.sh run     # there: run every GPU test program, then again under
 #                                # compute-sanitizer (memcheck with leak check); prints a summary
 #   scripts/gpu_suite.sh multi   # there, on 2 or more GPUs: the multi-GPU suite (docs/multi-gpu.md)
@@ -87,19 +87,34 @@ stage() {
   pack
 }
 
+pack_file="$root/.gpu-pack/gpu.tar.xz"
+
+pack_id() { md5sum "$pack_file" | cut -d' ' -f1; }
+
 pack() {
   mkdir -p "$root/.gpu-pack"
-  tar -C "$stage_dir" -cf - . | xz -T0 -6 >"$root/.gpu-pack/gpu.tar.xz"
-  du -sh "$root/.gpu-pack/gpu.tar.xz"
+  rm -f "$stage_dir/.pack_id"
+  tar -C "$stage_dir" -cf - . | xz -T0 -6 >"$pack_file"
+  pack_id >"$stage_dir/.pack_id"  # .gpu/ is this pack: unpack leaves it
+  du -sh "$pack_file"
 }
 
-# .gpu/ from the pack, when .gpu/ is missing (on the GPU machine, carry=[".gpu-pack"]).
+# .gpu/ from the pack (on the GPU machine, carry=[".gpu-pack"]), unless .gpu/ already is that
+# pack: the machine keeps ignored folders between calls, and a .gpu/ from an earlier staging
+# would otherwise run instead of the new one.
 unpack() {
-  if [ -d "$stage_dir/bin" ]; then
+  if [ ! -f "$pack_file" ]; then
+    [ -d "$stage_dir/bin" ] && return 0
+    echo "no .gpu/ and no .gpu-pack/gpu.tar.xz: run 'scripts/gpu_suite.sh stage' here and carry .gpu-pack"
+    exit 2
+  fi
+  local id
+  id=$(pack_id)
+  if [ -f "$stage_dir/.pack_id" ] && [ "$(cat "$stage_dir/.pack_id")" = "$id" ]; then
     return 0
   fi
-  [ -f "$root/.gpu-pack/gpu.tar.xz" ] || { echo "no .gpu/ and no .gpu-pack/gpu.tar.xz: run 'scripts/gpu_suite.sh stage' here and carry .gpu-pack"; exit 2; }
-  mkdir -p "$stage_dir" && xz -dc "$root/.gpu-pack/gpu.tar.xz" | tar -C "$stage_dir" -xf -
+  rm -rf "$stage_dir" && mkdir -p "$stage_dir"
+  xz -dc "$pack_file" | tar -C "$stage_dir" -xf - && echo "$id" >"$stage_dir/.pack_id"
 }
 
 # One step of a run: its output in $out/NAME.log, a line in the summary.
