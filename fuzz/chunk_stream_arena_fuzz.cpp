@@ -3,7 +3,8 @@
  * @brief libFuzzer target: decodes the input into operations on a chunk_stream_arena, applies the
  * same ones to the naive byte-per-unit model (tests/mr/detail/bitmap_stream_arena_model.hpp), and
  * aborts on any disagreement (addresses, released superblocks, free blocks, counters, owns()),
- * failed validate() or unexpected exception. Superblocks land anywhere in a small range: 2 MiB
+ * failed validate() or unexpected exception. Superblocks land anywhere in a range of 16 MiB to
+ * 1.3 GiB (1 to 82 of the index's 16 MiB chunks: max trees of two and three levels): 2 MiB
  * multiples, odd sizes at odd 256-byte offsets (several starting in one chunk), the range's last
  * chunk; runs of small blocks switch superblocks to their tree and back; the cache size changes
  * (as the resource changes it when streams come). Misuse (double, partial,
@@ -240,7 +241,10 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   reader in{data, size};
   std::uint8_t const head = in.byte();
   std::size_t const cache = rmm::fuzz::cache_size(head);
-  std::size_t const span  = SB * (8 + 24 * ((head >> 3U) % 4U)) + 256 * ((head >> 5U) % 2U);
+  // 16 MiB to 1.3 GiB: 1 to 82 of the index's 16 MiB chunks, so max trees of two and three
+  // levels, and chunks where many superblocks start.
+  std::size_t const k    = (head >> 3U) % 4U;
+  std::size_t const span = SB * (8 + 24 * k * k * k) + 256 * ((head >> 5U) % 2U);
   rmm::fuzz::abort_on_exception([&] {
     driver d{cache, span};
     rmm::fuzz::run_steps(d, in, 1024);

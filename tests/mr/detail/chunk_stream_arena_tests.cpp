@@ -2,7 +2,7 @@
  * @file chunk_stream_arena_tests.cpp
  * @brief Property tests of chunk_stream_arena against the naive reference model
  * (bitmap_stream_arena_model.hpp): randomised operations with fixed seeds over superblocks of
- * 2 MiB multiples, superblocks not aligned to 2 MiB (several starting in one chunk), blocks
+ * 2 MiB multiples, superblocks not aligned to 2 MiB, several starting in one 16 MiB chunk, blocks
  * enough to switch superblocks to their tree, add/remove of superblocks and
  * release_free_superblocks, cache size changes and frees of memory outside every superblock;
  * every step compares the whole observable state (with both frees, deallocate and
@@ -30,14 +30,18 @@ namespace {
 namespace arena = rmm::mr::detail::arena;
 using arena::chunk_stream_arena;
 
-constexpr std::size_t SB    = arena::superblock_size;
-constexpr std::uintptr_t B  = rmm::test::fake_arena_base;
-constexpr std::size_t space = std::size_t{256} << 20U;  // where superblocks are placed
+constexpr std::size_t SB   = arena::superblock_size;
+constexpr std::uintptr_t B = rmm::test::fake_arena_base;
+constexpr std::size_t CH   = chunk_stream_arena::chunk_size;  // the index's chunk: 8 * SB
+// Where superblocks are placed: 16 chunks, several superblocks starting in most of them.
+constexpr std::size_t space = std::size_t{256} << 20U;
+// A wider range (128 chunks, a max tree of three levels), fewer superblocks per chunk.
+constexpr std::size_t wide_space = std::size_t{2} << 30U;
 
 class harness {
  public:
-  harness(std::uint32_t seed, std::size_t cache, bool small_blocks)
-      : rng_{seed}, arena_{cache, B, space}, model_{cache}, small_{small_blocks} {}
+  harness(std::uint32_t seed, std::size_t cache, bool small_blocks, std::size_t span = space)
+      : rng_{seed}, arena_{cache, B, span}, model_{cache}, small_{small_blocks}, space_{span} {}
 
   void step() {
     auto const op = pick(100);
@@ -104,13 +108,13 @@ class harness {
     }
   }
 
-  // A free place in [B, B + space): 2 MiB multiples, or odd sizes at odd 256-byte offsets.
+  // A free place in [B, B + space_): 2 MiB multiples, or odd sizes at odd 256-byte offsets.
   void add_superblock(std::size_t at_least = 0) {
     for (int tries = 0; tries < 64; ++tries) {
       std::size_t const size =
           std::max(at_least, pick(2) == 0 ? SB * (1 + pick(3)) : 256 * (1 + pick(3 * SB / 256)));
       std::uintptr_t const base =
-          B + (pick(2) == 0 ? SB * pick(space / SB - 8) : 256 * pick((space - 8 * SB) / 256));
+          B + (pick(2) == 0 ? SB * pick(space_ / SB - 8) : 256 * pick((space_ - 8 * SB) / 256));
       if (model_.overlaps(base, size)) {
         CHECK_THROWS_AS(arena_.add_superblock(base, size), std::invalid_argument);
         continue;
@@ -161,7 +165,7 @@ class harness {
   // A free of memory in no superblock of the arena: deallocate_if_owned does nothing (check()
   // compares the whole state with the model's), deallocate throws.
   void stray_free() {
-    std::uintptr_t const p = B + 256 * pick(space / 256);
+    std::uintptr_t const p = B + 256 * pick(space_ / 256);
     if (model_.overlaps(p, 256)) {
       return;
     }
@@ -171,7 +175,7 @@ class harness {
 
   // The resource changes the cache as streams come (arena_state::keep_bytes).
   void set_cache() {
-    std::size_t const sizes[] = {0, 2 * SB, 16 * SB, space};
+    std::size_t const sizes[] = {0, 2 * SB, 16 * SB, space_};
     std::size_t const c       = sizes[pick(4)];
     arena_.set_cache_bytes(c);
     model_.set_cache_bytes(c);
@@ -194,6 +198,7 @@ class harness {
   rmm::test::test_stream_arena arena_;
   rmm::test::reference_stream_arena model_;
   bool small_;
+  std::size_t space_;
   std::map<std::uintptr_t, std::size_t> live_;
   std::size_t largest_added_{};  // the largest superblock ever added
 };
@@ -201,13 +206,15 @@ class harness {
 }  // namespace
 
 TEST_CASE("chunk_stream_arena: randomised operations match the reference model", "[arena][chunk]") {
-  for (std::uint32_t seed : {1U, 2U, 3U}) {
-    for (std::size_t cache : {std::size_t{0}, 2 * SB, 16 * SB}) {
-      harness h{seed, cache, false};
-      for (int i = 0; i < 3000; ++i) {
-        h.step();
+  for (std::size_t span : {space, wide_space}) {
+    for (std::uint32_t seed : {1U, 2U, 3U}) {
+      for (std::size_t cache : {std::size_t{0}, 2 * SB, 16 * SB}) {
+        harness h{seed, cache, false, span};
+        for (int i = 0; i < 3000; ++i) {
+          h.step();
+        }
+        h.drain();
       }
-      h.drain();
     }
   }
 }
@@ -243,12 +250,13 @@ TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[ar
 }
 
 TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
-  // 81 chunks (+256 B): leaves 88, then 16 (11 groups, padded), then 2; 20224 chunks (the
-  // resource's 40448 MiB arena): 20224, 2528, 320 (316 groups, padded), 40, 5.
-  for (std::size_t span : {81 * SB + 256, std::size_t{40448} << 20U}) {
+  // 81 chunks (+256 B): leaves 88, then 16 (11 groups, padded), then 2; 2528 chunks (the
+  // resource's 40448 MiB arena): 2528, 320 (316 groups, padded), 40, 5.
+  for (std::size_t span : {81 * CH + 256, std::size_t{40448} << 20U}) {
     chunk_stream_arena a{B, span, 0};
     a.validate();
-    std::uintptr_t const last = B + (span - 1) / SB * SB;  // the last chunk, maybe partial
+    std::uintptr_t const last =
+        B + (span - 1) / SB * SB;  // the last superblock place, maybe partial
     a.add_superblock(last, B + span - last);
     a.add_superblock(B + SB, SB);
     a.validate();

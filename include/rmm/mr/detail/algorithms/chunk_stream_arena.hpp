@@ -1,7 +1,7 @@
 /**
  * @file chunk_stream_arena.hpp
  * @brief The stream arena of arena_memory_resource: the superblocks one stream holds and the free
- * blocks inside them, indexed by the 2 MiB chunk of the global arena in which each superblock
+ * blocks inside them, indexed by the 16 MiB chunk of the global arena in which each superblock
  * starts.
  *
  * Plain host data structure: no CUDA call, no locking, addresses are opaque integers (the tests
@@ -33,8 +33,8 @@ namespace rmm::mr::detail::arena {
  *
  * Allocation is lowest-address first fit over all free blocks; a freed block coalesces with its
  * free neighbours inside its superblock, never across a superblock edge, so an entirely free
- * superblock is one free block that can be taken out whole. Superblocks are indexed by the 2 MiB
- * chunk of the global arena in which they start: a max tree over the chunks finds the
+ * superblock is one free block that can be taken out whole. Superblocks are indexed by the 16 MiB
+ * chunk (chunk_size) of the global arena in which they start: a max tree over the chunks finds the
  * lowest-addressed superblock that fits, a bitmap of the chunks where a superblock starts maps an
  * address to its superblock. Each superblock keeps its free blocks in a small sorted array, or in
  * an address_ordered_free_list once it has more than small_block_limit of them.
@@ -46,12 +46,20 @@ class chunk_stream_arena {
   /// @brief Free blocks a superblock keeps in its sorted array; one more switches it to a tree.
   static constexpr std::size_t small_block_limit = 128;
 
+  /// @brief log2 of the index's chunk: 16 MiB, the batch of superblocks arena_memory_resource
+  /// takes at once (8 standard superblocks), so that a batch is one chunk. Against 2 MiB chunks
+  /// that is one leaf of the max tree per batch instead of 8, a level less to descend and climb
+  /// for a 40 GiB arena, and an index 8 times smaller (chunk_stream_arena.md, "Chunk index").
+  static constexpr unsigned chunk_shift = 24;
+  /// @brief The index's chunk in bytes (a multiple of superblock_size).
+  static constexpr std::size_t chunk_size = std::size_t{1} << chunk_shift;
+
   /**
    * @brief An empty arena over [arena_base, arena_base + arena_size), keeping up to
    * @p cache_bytes bytes of entirely free superblocks for reuse.
    * @throws std::invalid_argument naming the range if it is empty or wraps around.
-   * @throws std::bad_alloc (the index takes about 13 bytes per 2 MiB of the range, allocated
-   * here: about 270 KB for a 40 GiB range).
+   * @throws std::bad_alloc (the index takes about 13 bytes per 16 MiB chunk of the range,
+   * allocated here: about 34 KB for a 40 GiB range).
    */
   chunk_stream_arena(std::uintptr_t arena_base,
                      std::size_t arena_size,
@@ -328,11 +336,10 @@ class chunk_stream_arena {
   [[nodiscard]] std::string describe(std::size_t max_lines = 64) const;
 
  private:
-  static constexpr unsigned chunk_shift = 21;  // 2 MiB, the standard superblock size
-  static constexpr std::size_t fan      = 8;   // 8 maxima of 8 bytes: one cache line
-  static constexpr std::uint32_t none   = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::size_t npos     = std::numeric_limits<std::size_t>::max();
-  static_assert((std::size_t{1} << chunk_shift) == superblock_size);
+  static constexpr std::size_t fan    = 8;  // 8 maxima of 8 bytes: one cache line
+  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t npos   = std::numeric_limits<std::size_t>::max();
+  static_assert(chunk_size % superblock_size == 0);
 
   // A size that this arena's (serialised) changes write and other threads may read without
   // their lock (largest_free_block_hint): relaxed loads and stores, copied and moved by value.
