@@ -3,7 +3,8 @@
 // same operation sequence (rb::random_workload's generator, sizes rounded to 256 bytes, 16 MiB
 // superblocks added at aligned addresses when a request does not fit, nothing ever released);
 // every address is compared. Only the structure is timed (no resource, no lock).
-//   ./proto <chunk|cell> n max_mib reps
+//   ./proto <chunk|cell|null> n max_mib reps      (null: the replay loop alone)
+//   ./proto check n max_mib 1                     (both structures return the same addresses)
 #include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
 
 #include <algorithm>
@@ -205,6 +206,14 @@ class cell_arena {
   std::vector<std::vector<std::size_t>> levels_;
 };
 
+// The harness alone: a bump pointer, frees ignored (the cost of the replay loop and its list).
+struct null_driver {
+  std::uintptr_t next = B;
+  void add_superblock(std::uintptr_t, std::size_t) {}
+  std::uintptr_t allocate(std::size_t n) { std::uintptr_t p = next; next += n; return p; }
+  void deallocate(std::uintptr_t, std::size_t) {}
+};
+
 struct chunk_driver {
   rmm::mr::detail::arena::chunk_stream_arena a{B, RANGE, RANGE};
   void add_superblock(std::uintptr_t b, std::size_t s) { a.add_superblock(b, s); }
@@ -253,6 +262,7 @@ int main(int argc, char** argv) {
   std::vector<double> v;
   std::uintptr_t next = B;
   if (mode == "chunk") { chunk_driver s; for (int r = 0; r <= reps; ++r) v.push_back(run(s, ops, next, nullptr)); }
+  else if (mode == "null") { null_driver s; for (int r = 0; r <= reps; ++r) v.push_back(run(s, ops, next, nullptr)); }
   else { cell_arena s; for (int r = 0; r <= reps; ++r) v.push_back(run(s, ops, next, nullptr)); }
   v.erase(v.begin());
   std::sort(v.begin(), v.end());
