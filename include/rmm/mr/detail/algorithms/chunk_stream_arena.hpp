@@ -336,9 +336,11 @@ class chunk_stream_arena {
   [[nodiscard]] std::string describe(std::size_t max_lines = 64) const;
 
  private:
-  static constexpr std::size_t fan    = 8;  // 8 maxima of 8 bytes: one cache line
-  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::size_t npos   = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t fan = 8;  // 8 maxima of 8 bytes: one cache line
+  // first_at_or_after scans up to this many blocks linearly, and searches longer arrays.
+  static constexpr std::size_t linear_scan_limit = 32;
+  static constexpr std::uint32_t none            = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t npos              = std::numeric_limits<std::size_t>::max();
   static_assert(chunk_size % superblock_size == 0);
 
   // A size that this arena's (serialised) changes write and other threads may read without

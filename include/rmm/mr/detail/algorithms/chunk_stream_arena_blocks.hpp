@@ -104,18 +104,22 @@ inline void chunk_stream_arena::give(sb_rec& sb, std::uintptr_t ptr, std::size_t
   sb.max_free = std::max(sb.max_free, grown);
 }
 
-// The index of the first block of `v` (sorted by address) at or after `ptr`: lower_bound with a
-// fixed number of steps. Which way a probe goes is a coin toss for a free at a random place, so
-// std::lower_bound mispredicted about one branch per step (its search was about 12 % of the small
-// single-thread rows with 128-block arrays, profile of 2026-11-27 session n). The step below was
-// meant as a conditional move, but GCC 12 compiles it to a short forward branch at -O2 and -O3;
-// a mask that forces the conditional move measured no different on the host model (session s),
-// so the plain form stays.
+// The index of the first block of `v` (sorted by address) at or after `ptr`. Up to 32 blocks, a
+// linear scan: its loads are independent, where each step of a binary search waits for the last
+// one, and it mispredicts once, at its exit (on the structure alone 0.90-0.95 of the binary
+// search's time at max 1 MiB, session t, docs/bench-results/2026-11-28-h200-t/proto/). Beyond,
+// lower_bound with a fixed number of steps: which way a probe goes is a coin toss for a free at a
+// random place, so std::lower_bound mispredicted about one branch per step (about 12 % of the small
+// single-thread rows with 128-block arrays, profile of 2026-11-27 session n).
 inline std::size_t chunk_stream_arena::first_at_or_after(std::vector<block> const& v,
                                                          std::uintptr_t ptr) noexcept {
   std::size_t len = v.size();
-  if (len == 0) {
-    return 0;
+  if (len <= linear_scan_limit) {
+    std::size_t i = 0;
+    while (i < len && v[i].base < ptr) {
+      ++i;
+    }
+    return i;
   }
   block const* b = v.data();
   while (len > 1) {
