@@ -101,7 +101,7 @@ class driver {
     FUZZ_CHECK(p == expected);
     if (!p && n >= arena::large_request_min) {  // as the resource does: exactly, good fit
       auto const free = g_.free_ranges();
-      auto grant      = g_.acquire_exact(n);
+      auto grant      = acquire_large(n);
       FUZZ_CHECK(grant.has_value() == std::any_of(free.begin(), free.end(), [&](auto const& r) {
                    return r.second >= n;
                  }));
@@ -162,8 +162,32 @@ class driver {
     FUZZ_CHECK(!arenas_[blk.arena].deallocate(p, blk.size, false));
   }
 
+  // As the resource takes a large block: with one arena, its base alone (every ticket dropped is
+  // that arena's own), else a grant with tickets.
+  std::optional<arena::superblock_grant> acquire_large(std::size_t n) {
+    if (arenas_.size() > 1) {
+      return g_.acquire_exact(n);
+    }
+    auto const base = g_.acquire_exact_untracked(n);
+    if (!base) {
+      return std::nullopt;
+    }
+    FUZZ_CHECK(g_.tickets_in(*base, n).empty());
+    for (arena::ticket const t : outstanding_.take(*base, n)) {
+      FUZZ_CHECK(t == 1);
+    }
+    return arena::superblock_grant{*base, n, {}};
+  }
+
   void release_large(std::uintptr_t p, std::size_t n, arena::ticket t) {
     FUZZ_CHECK(g_.large_size_at(p) == n);
+    if (arenas_.size() == 1) {  // as the resource frees one while alone: one lookup, no ticket
+      FUZZ_CHECK(g_.release_large(p, n + 256) == n);  // a wrong size: refused, reported
+      FUZZ_CHECK(g_.release_large(p, n) == n);
+      FUZZ_CHECK(g_.large_size_at(p) == 0);
+      FUZZ_CHECK(g_.release_large(p, n) == 0);
+      return;
+    }
     std::size_t const a = t - 1U;
     if (arenas_.size() > 1 && arenas_[a].keeps(n)) {
       // As the resource does with several arenas: the freeing arena keeps it, entirely free.

@@ -202,8 +202,24 @@ TEST_CASE("global_arena: large blocks are known by base until released", "[arena
   CHECK(again->base == a->base);
   CHECK(g.large_size_at(again->base) == 0);
   g.release(*again);
+  // release_large: the check and the release in one; nothing changes unless the size matches.
+  CHECK(g.release_large(b->base, SB) == 3 * SB);  // the wrong size: reported, b stays large
+  CHECK(g.release_large(sb->base, SB) == 0);      // a superblock
+  CHECK(g.release_large(B - SB, SB) == 0);        // outside the arena
+  CHECK(g.large_size_at(b->base) == 3 * SB);
+  auto const u = g.acquire_exact_untracked(2 * SB + 512);  // a large block, its base alone
+  REQUIRE(u);
+  CHECK(g.large_size_at(*u) == 2 * SB + 512);
+  CHECK(g.num_large_blocks() == 2);
+  CHECK(g.release_large(*u, 2 * SB + 512) == 2 * SB + 512);
+  CHECK(g.large_size_at(*u) == 0);
+  CHECK(g.release_large(*u, 2 * SB + 512) == 0);  // twice: nothing
+  CHECK_FALSE(g.acquire_exact_untracked(8 * SB));
+  require_invalid_argument([&] { static_cast<void>(g.acquire_exact_untracked(SB + 1)); },
+                           {std::to_string(SB + 1)});
+  g.validate();
   g.release(*sb);
-  g.release(*b);
+  CHECK(g.release_large(b->base, 3 * SB) == 3 * SB);
   CHECK(g.num_large_blocks() == 0);
   CHECK(g.large_bytes() == 0);
   CHECK(g.free_bytes() == 8 * SB);
@@ -389,6 +405,7 @@ class simulation {
   [[nodiscard]] std::size_t failures() const { return failures_; }
   [[nodiscard]] std::size_t large_grants() const { return large_grants_; }
   [[nodiscard]] std::size_t kept_large() const { return kept_large_; }
+  [[nodiscard]] std::size_t untracked_grants() const { return untracked_grants_; }
 
  private:
   struct live_block {
@@ -436,7 +453,7 @@ class simulation {
       // on a miss, reclaim (event-ordered) and retry; then fail.
       auto take = [&]() -> std::optional<arena::superblock_grant> {
         auto const free = g_.free_ranges();
-        auto grant      = large ? g_.acquire_exact(n) : g_.acquire(n);
+        auto grant      = large ? acquire_large(n) : g_.acquire(n);
         // Taken from the front of a free range that holds it; none only if no range does.
         bool const fits =
             std::any_of(free.begin(), free.end(), [&](auto const& r) { return r.second >= n; });
@@ -516,9 +533,33 @@ class simulation {
     }
   }
 
+  // As the resource takes a large block: with one arena, acquire_exact_untracked (the base alone;
+  // every ticket it drops is that arena's own), else acquire_exact.
+  std::optional<arena::superblock_grant> acquire_large(std::size_t n) {
+    if (arenas_.size() > 1) {
+      return g_.acquire_exact(n);
+    }
+    auto const base = g_.acquire_exact_untracked(n);
+    if (!base) {
+      return std::nullopt;
+    }
+    REQUIRE(g_.tickets_in(*base, n).empty());
+    auto const dropped = outstanding_.take(*base, n);
+    REQUIRE(std::all_of(dropped.begin(), dropped.end(), [](auto t) { return t == 1; }));
+    ++untracked_grants_;
+    return arena::superblock_grant{*base, n, outstanding_.take(*base, n)};  // none left: {}
+  }
+
   void release_large(std::uintptr_t p, std::size_t n, std::size_t freeing_arena) {
     auto const t = static_cast<arena::ticket>(freeing_arena + 1);
     REQUIRE(g_.large_size_at(p) == n);
+    if (arenas_.size() == 1) {
+      // As the resource frees one while alone: at once, no ticket, one lookup.
+      REQUIRE(g_.release_large(p, n + 256) == n);  // a wrong size first: refused, reported
+      REQUIRE(g_.release_large(p, n) == n);
+      REQUIRE(g_.large_size_at(p) == 0);
+      return;
+    }
     auto& a = arenas_[freeing_arena];
     if (arenas_.size() > 1 && a.keeps(n)) {
       // As the resource does with several arenas: the freeing arena keeps it as a free superblock.
@@ -613,14 +654,16 @@ class simulation {
   std::size_t grants_{};
   std::size_t failures_{};
   std::size_t large_grants_{};
-  std::size_t kept_large_{};  // large blocks kept by the freeing arena
+  std::size_t kept_large_{};        // large blocks kept by the freeing arena
+  std::size_t untracked_grants_{};  // large blocks taken while alone (acquire_exact_untracked)
 };
 
 }  // namespace
 
 TEST_CASE("arena: randomised operations over several stream arenas match the model", "[arena]") {
-  std::size_t kept = 0;
-  for (std::uint32_t seed : {1U, 2U, 3U, 42U, 2024U}) {
+  std::size_t kept      = 0;
+  std::size_t untracked = 0;
+  for (std::uint32_t seed : {1U, 2U, 3U, 5U, 42U, 2024U, 2025U}) {  // 5 and 2025: one arena
     INFO("seed " << seed);
     std::size_t const streams = 1 + seed % 5;
     simulation sim{32 * SB + 768, streams, seed};
@@ -631,7 +674,9 @@ TEST_CASE("arena: randomised operations over several stream arenas match the mod
     CHECK(sim.failures() > 0);  // the arena is small: exhaustion paths run too
     CHECK(sim.large_grants() > 0);
     kept += sim.kept_large();
+    untracked += sim.untracked_grants();
     sim.drain();
   }
-  CHECK(kept > 0);  // large blocks kept by their freeing arena, then reused or returned
+  CHECK(kept > 0);       // large blocks kept by their freeing arena, then reused or returned
+  CHECK(untracked > 0);  // and taken and freed by the one-arena paths
 }

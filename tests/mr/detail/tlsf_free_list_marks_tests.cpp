@@ -1,7 +1,7 @@
 /**
  * @file tlsf_free_list_marks_tests.cpp
- * @brief Tests of tlsf_free_list::allocate_marked and marked_size, with which the arena's global
- * arena tells the large blocks it hands to no stream from its superblocks.
+ * @brief Tests of tlsf_free_list::allocate_marked, marked_size and deallocate_marked, with which
+ * the arena's global arena tells the large blocks it hands to no stream from its superblocks.
  */
 #include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
@@ -76,5 +76,37 @@ TEST_CASE("tlsf_free_list: marks through joins and carved ranges", "[detail]") {
   list.validate();
   CHECK_FALSE(list.deallocate(base + 2 * unit, 4 * unit));
   CHECK(list.free_bytes() == 32 * unit);
+  list.validate();
+}
+
+TEST_CASE("tlsf_free_list: deallocate_marked frees a marked block of the given size only",
+          "[detail]") {
+  tlsf_free_list list{unit};
+  list.insert_region(base, 32 * unit);
+  auto const a = list.allocate_marked(8 * unit);
+  auto const b = list.allocate(4 * unit);
+  auto const c = list.allocate_marked(4 * unit);
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE(c);
+  // Nothing changes where no marked block starts, or for another size (which it reports).
+  CHECK(list.deallocate_marked(*b, 4 * unit) == 0);                 // allocated, unmarked
+  CHECK(list.deallocate_marked(*a + unit, 7 * unit) == 0);          // inside a block
+  CHECK(list.deallocate_marked(base + 16 * unit, 16 * unit) == 0);  // the free rest
+  CHECK(list.deallocate_marked(base + 1000 * unit, unit) == 0);     // unknown address
+  CHECK(list.deallocate_marked(*a, 4 * unit) == 8 * unit);          // the wrong size
+  CHECK(list.marked_size(*a) == 8 * unit);
+  CHECK(list.free_bytes() == 16 * unit);
+  list.validate();
+  // The right size frees it, unmarked, merged with its free neighbours as deallocate merges.
+  CHECK(list.deallocate_marked(*c, 4 * unit) == 4 * unit);
+  CHECK(list.marked_size(*c) == 0);
+  CHECK(list.free_bytes() == 20 * unit);
+  CHECK(list.largest_free_block() == 20 * unit);     // c and the rest: one block
+  CHECK(list.deallocate_marked(*c, 4 * unit) == 0);  // twice: no longer marked, nothing changes
+  CHECK(list.deallocate_marked(*a, 8 * unit) == 8 * unit);
+  CHECK(list.deallocate(*b, 4 * unit) == false);
+  CHECK(list.free_bytes() == 32 * unit);
+  CHECK(list.largest_free_block() == 32 * unit);
   list.validate();
 }

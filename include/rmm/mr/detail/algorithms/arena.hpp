@@ -167,6 +167,32 @@ class global_arena {
     return grant_at(*base, bytes);
   }
 
+  /**
+   * @brief acquire_exact() for the only stream arena there has ever been: its base alone, with
+   * the tickets of the memory it covers dropped (each is that arena's own, or none: its stream
+   * orders it). One lookup of the free list, no grant built: the large single-thread rows.
+   * @throws std::invalid_argument as acquire_exact().
+   */
+  std::optional<std::uintptr_t> acquire_exact_untracked(std::size_t bytes) {
+    check_request("acquire_exact", bytes);
+    auto const base = free_.allocate_marked(bytes);
+    if (base && !pieces_.empty()) {
+      std::vector<ticket> dropped;
+      take_tickets(*base, bytes, dropped);
+    }
+    return base;
+  }
+
+  /**
+   * @brief Releases the large block (acquire_exact) at @p p with no ticket, if it is @p bytes
+   * long: release(p, bytes, no_ticket) after large_size_at(p) in one lookup.
+   * @return @p bytes if released; 0 if no large block starts at @p p; the block's size if it is
+   * not @p bytes. In the last two cases nothing changes.
+   */
+  std::size_t release_large(std::uintptr_t p, std::size_t bytes) noexcept {
+    return free_.deallocate_marked(p, bytes);
+  }
+
   /// @brief Turns the large block at @p p into an ordinary grant (a superblock that a stream arena
   /// keeps); nothing if no large block starts there. O(1).
   void keep_large(std::uintptr_t p) noexcept { static_cast<void>(free_.unmark(p)); }

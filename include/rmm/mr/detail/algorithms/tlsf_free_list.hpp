@@ -134,6 +134,29 @@ class tlsf_free_list {
     return was;
   }
 
+  /**
+   * @brief `deallocate(ptr, size)` of a marked block (`allocate_marked`) as one lookup: for a
+   * caller that would otherwise ask `marked_size` first. O(1) besides the merge.
+   * @return @p size if the marked block at @p ptr had that size and is now free; 0 if no marked
+   * block starts at @p ptr; the block's size if it differs from @p size. In the last two cases
+   * nothing changes.
+   */
+  std::size_t deallocate_marked(std::uintptr_t ptr, std::size_t size) noexcept {
+    index_t const idx = marked_index(ptr);
+    if (idx == address_map::npos || blocks_[idx].size != size) {
+      return idx == address_map::npos ? 0 : blocks_[idx].size;
+    }
+    block& b = blocks_[idx];  // marked: allocated, with an existing tag's index (its own)
+    b.free   = true;
+    b.tag    = 0;
+    b.marked = false;
+    free_bytes_ += size;
+    allocated_bytes_ -= size;
+    --regions_[b.region].allocated_blocks;
+    coalesce_and_link(idx);
+    return size;
+  }
+
   /// @brief Clears the mark of the allocated block at @p ptr; returns its size if it was
   /// marked, else 0 (nothing changes). O(1).
   std::size_t unmark(std::uintptr_t ptr) noexcept {

@@ -367,6 +367,11 @@ class arena_state : private device_binding {
   // when one is free) for a small request, added to `a` (whose mutex the caller holds) and the
   // request carved from it. nullptr if none fits.
   void* acquire(stream_arena_state& a, std::size_t bytes, bool large);
+  // A large request while one stream arena exists (the caller's): its block from the global arena
+  // under the global lock alone, as acquire(a, bytes, true) would take it, with no grant, event
+  // list or ticket to build (about a fifth of the large single-thread rows' instructions). nullptr
+  // if there are several arenas or none fits (acquire then decides).
+  void* acquire_large_alone(std::size_t bytes);
   // The global arena's grant for either (under global_mutex_, taken here), with the events of
   // other arenas' releases that `a`'s stream must wait on in `waits`; nullopt if none fits.
   std::optional<arena::superblock_grant> grant_for(stream_arena_state& a,
@@ -442,12 +447,15 @@ class arena_state : private device_binding {
 
   // One arena (the freeing stream's): the large block at `p` goes back to the global arena at
   // once, under the global lock alone, as deallocate_large would. False, with nothing done, if
-  // no large block starts at `p` or there are several arenas; a size other than the allocated
-  // one throws either way, frees nothing.
+  // there are several arenas (deallocate_large then checks the size) or no large block starts at
+  // `p`; alone, a size other than the allocated one throws and frees nothing.
   bool release_large_alone(std::uintptr_t p, std::size_t bytes);
   // Whether a large block starts at `p` (the caller holds global_mutex_); throws
   // rmm::logic_error if it does with another size than `bytes`.
   [[nodiscard]] bool is_large_block(std::uintptr_t p, std::size_t bytes) const;
+  // Throws rmm::logic_error naming both sizes if `allocated` (a large block's size at `p`, 0 for
+  // none) is neither 0 nor `bytes`.
+  static void expect_large_size(std::uintptr_t p, std::size_t bytes, std::size_t allocated);
 
   // Several arenas: the large block at `p` stays in `a` (the freeing stream's arena; the caller
   // holds its mutex and global_mutex_) as an entirely free superblock while a's entirely free

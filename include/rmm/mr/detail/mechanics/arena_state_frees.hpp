@@ -52,17 +52,32 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
 
 inline bool arena_state::is_large_block(std::uintptr_t p, std::size_t bytes) const {
   std::size_t const allocated = global_->large_size_at(p);
+  expect_large_size(p, bytes, allocated);
+  return allocated != 0;
+}
+
+inline void arena_state::expect_large_size(std::uintptr_t p,
+                                           std::size_t bytes,
+                                           std::size_t allocated) {
   RMM_EXPECTS(allocated == 0 || allocated == bytes,
               "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
                   format_hex(p) + ", allocated with " + std::to_string(allocated),
               rmm::logic_error);
-  return allocated != 0;
 }
 
 inline bool arena_state::release_large_alone(std::uintptr_t p, std::size_t bytes) {
   std::lock_guard<spin_mutex> glock{global_mutex_};
-  return is_large_block(p, bytes) &&  // release_if_alone checks, under this lock, that it is alone
-         release_if_alone(std::array<arena::range, 1>{arena::range{p, bytes}});
+  if (by_id_.size() != 1) {
+    return false;  // several arenas after all: deallocate_large checks and frees it
+  }
+  // One lookup for the check and the release (is_large_block then release_range took two).
+  std::size_t const found = global_->release_large(p, bytes);
+  expect_large_size(p, bytes, found);
+  if (found == 0) {
+    return false;
+  }
+  unordered_releases_ = true;  // as release_if_alone
+  return true;
 }
 
 inline void arena_state::give_back(stream_arena_state& a,

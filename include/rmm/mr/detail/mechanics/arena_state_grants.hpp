@@ -29,7 +29,21 @@ inline void* arena_state::try_allocate(stream_arena_state& a, std::size_t bytes)
       return acquire(a, bytes, /*large=*/false);
     }
   }
+  if (void* p = acquire_large_alone(bytes); p != nullptr) {
+    return p;
+  }
   return acquire(a, bytes, /*large=*/true);
+}
+
+inline void* arena_state::acquire_large_alone(std::size_t bytes) {
+  std::lock_guard<spin_mutex> glock{global_mutex_};
+  if (by_id_.size() != 1) {
+    return nullptr;
+  }
+  // The only arena there has ever been (by_id_ never shrinks): every ticket in the global arena
+  // is its own, which its stream orders already (grant_for skips them too).
+  auto const base = global_->acquire_exact_untracked(bytes);
+  return base ? reinterpret_cast<void*>(*base) : nullptr;
 }
 
 inline void* arena_state::acquire(stream_arena_state& a, std::size_t bytes, bool large) {
