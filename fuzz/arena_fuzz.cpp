@@ -168,15 +168,12 @@ class driver {
     if (arenas_.size() > 1) {
       return g_.acquire_exact(n);
     }
-    auto const base = g_.acquire_exact_untracked(n);
-    if (!base) {
+    auto const taken = rmm::test::take_untracked(g_, outstanding_, n);
+    FUZZ_CHECK(taken.tickets_ok);
+    if (!taken.base) {
       return std::nullopt;
     }
-    FUZZ_CHECK(g_.tickets_in(*base, n).empty());
-    for (arena::ticket const t : outstanding_.take(*base, n)) {
-      FUZZ_CHECK(t == 1);
-    }
-    return arena::superblock_grant{*base, n, {}};
+    return arena::superblock_grant{*taken.base, n, {}};
   }
 
   void release_large(std::uintptr_t p, std::size_t n, arena::ticket t) {

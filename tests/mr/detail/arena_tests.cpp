@@ -539,15 +539,13 @@ class simulation {
     if (arenas_.size() > 1) {
       return g_.acquire_exact(n);
     }
-    auto const base = g_.acquire_exact_untracked(n);
-    if (!base) {
+    auto const taken = rmm::test::take_untracked(g_, outstanding_, n);
+    REQUIRE(taken.tickets_ok);
+    if (!taken.base) {
       return std::nullopt;
     }
-    REQUIRE(g_.tickets_in(*base, n).empty());
-    auto const dropped = outstanding_.take(*base, n);
-    REQUIRE(std::all_of(dropped.begin(), dropped.end(), [](auto t) { return t == 1; }));
     ++untracked_grants_;
-    return arena::superblock_grant{*base, n, outstanding_.take(*base, n)};  // none left: {}
+    return arena::superblock_grant{*taken.base, n, outstanding_.take(*taken.base, n)};  // none: {}
   }
 
   void release_large(std::uintptr_t p, std::size_t n, std::size_t freeing_arena) {

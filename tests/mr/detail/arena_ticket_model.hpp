@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -54,5 +55,30 @@ class arena_ticket_model {
  private:
   std::vector<std::pair<range, ticket>> outstanding_;
 };
+
+/// What take_untracked did: the block's base (none if nothing fits) and whether the tickets it
+/// dropped were right to drop.
+struct untracked_take {
+  std::optional<std::uintptr_t> base;
+  bool tickets_ok;
+};
+
+/// A large block of @p n bytes as arena_state takes one while a single stream arena (ticket 1)
+/// exists: global_arena::acquire_exact_untracked, with the model's tickets of that memory taken
+/// too. Dropping them is right when the global arena kept none and every one in the model is the
+/// only arena's own.
+inline untracked_take take_untracked(rmm::mr::detail::arena::global_arena& g,
+                                     arena_ticket_model& model,
+                                     std::size_t n) {
+  auto const base = g.acquire_exact_untracked(n);
+  if (!base) {
+    return {std::nullopt, true};
+  }
+  bool const none_kept = g.tickets_in(*base, n).empty();
+  auto const dropped   = model.take(*base, n);
+  bool const own       = std::all_of(
+      dropped.begin(), dropped.end(), [](arena_ticket_model::ticket t) { return t == 1; });
+  return {base, none_kept && own};
+}
 
 }  // namespace rmm::test

@@ -122,15 +122,8 @@ class tlsf_free_list {
   bool deallocate(std::uintptr_t ptr, std::size_t size, tag_t tag = 0) {
     index_t const idx = lookup_allocated(ptr, size);
     ensure_tag(tag);
-    block& b       = blocks_[idx];
-    bool const was = b.marked;
-    b.free         = true;
-    b.tag          = tag;
-    b.marked       = false;
-    free_bytes_ += size;
-    allocated_bytes_ -= size;
-    --regions_[b.region].allocated_blocks;
-    coalesce_and_link(idx);
+    bool const was = blocks_[idx].marked;
+    free_allocated(idx, tag);
     return was;
   }
 
@@ -146,14 +139,7 @@ class tlsf_free_list {
     if (idx == address_map::npos || blocks_[idx].size != size) {
       return idx == address_map::npos ? 0 : blocks_[idx].size;
     }
-    block& b = blocks_[idx];  // marked: allocated, with an existing tag's index (its own)
-    b.free   = true;
-    b.tag    = 0;
-    b.marked = false;
-    free_bytes_ += size;
-    allocated_bytes_ -= size;
-    --regions_[b.region].allocated_blocks;
-    coalesce_and_link(idx);
+    free_allocated(idx, 0);  // marked: allocated, so tag 0's index exists (tags are dense)
     return size;
   }
 
@@ -541,6 +527,9 @@ class tlsf_free_list {
     blocks_[idx].marked       = mark;
     return base;
   }
+  // Turns the allocated block idx into a free block of `tag` (whose index exists), unmarked, and
+  // merges it with its free same-tag neighbours: deallocate and deallocate_marked after lookup.
+  void free_allocated(index_t idx, tag_t tag) noexcept;
   // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
   void coalesce_and_link(index_t idx) noexcept;
   // Merges the (unlinked) next neighbour into idx and frees its descriptor.

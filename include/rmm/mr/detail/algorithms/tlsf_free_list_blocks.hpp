@@ -1,8 +1,9 @@
 /**
  * @file tlsf_free_list_blocks.hpp
  * @brief The block mechanics of tlsf_free_list, defined out of line: splitting a free block,
- * merging neighbours, the size-class links and block descriptors. Included at the end of
- * tlsf_free_list.hpp (where the members are declared); including it alone includes that header.
+ * freeing an allocated one, merging neighbours, the size-class links and block descriptors.
+ * Included at the end of tlsf_free_list.hpp (where the members are declared); including it alone
+ * includes that header.
  */
 #pragma once
 
@@ -42,6 +43,18 @@ inline std::uintptr_t tlsf_free_list::carve(index_t idx, std::size_t size) {
     link_free(tail);
   }
   return b.base;
+}
+
+// Turns the allocated block idx into a free block of `tag` (whose index exists), unmarked, merged.
+inline void tlsf_free_list::free_allocated(index_t idx, tag_t tag) noexcept {
+  block& b = blocks_[idx];
+  b.free   = true;
+  b.tag    = tag;
+  b.marked = false;
+  free_bytes_ += b.size;
+  allocated_bytes_ -= b.size;
+  --regions_[b.region].allocated_blocks;
+  coalesce_and_link(idx);
 }
 
 // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
