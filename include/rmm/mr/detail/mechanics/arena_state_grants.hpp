@@ -36,8 +36,11 @@ inline void* arena_state::try_allocate(stream_arena_state& a, std::size_t bytes)
 }
 
 inline void* arena_state::acquire_large_alone(std::size_t bytes) {
+  if (several_arenas()) {  // true is never stale: with several arenas, grant_for's one lock only
+    return nullptr;
+  }
   std::lock_guard<spin_mutex> glock{global_mutex_};
-  if (by_id_.size() != 1) {
+  if (by_id_.size() != 1) {  // a second arena came since the flag was read
     return nullptr;
   }
   // The only arena there has ever been (by_id_ never shrinks): every ticket in the global arena
