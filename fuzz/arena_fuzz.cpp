@@ -186,7 +186,7 @@ class driver {
       return;
     }
     std::size_t const a = t - 1U;
-    if (arenas_.size() > 1 && arenas_[a].keeps(n)) {
+    if (arenas_[a].keeps(n)) {
       // As the resource does with several arenas: the freeing arena keeps it, entirely free.
       g_.keep_large(p);
       FUZZ_CHECK(g_.large_size_at(p) == 0);

@@ -545,7 +545,7 @@ class simulation {
       return std::nullopt;
     }
     ++untracked_grants_;
-    return arena::superblock_grant{*taken.base, n, outstanding_.take(*taken.base, n)};  // none: {}
+    return arena::superblock_grant{*taken.base, n, {}};
   }
 
   void release_large(std::uintptr_t p, std::size_t n, std::size_t freeing_arena) {
@@ -559,7 +559,7 @@ class simulation {
       return;
     }
     auto& a = arenas_[freeing_arena];
-    if (arenas_.size() > 1 && a.keeps(n)) {
+    if (a.keeps(n)) {
       // As the resource does with several arenas: the freeing arena keeps it as a free superblock.
       g_.keep_large(p);
       REQUIRE(g_.large_size_at(p) == 0);
