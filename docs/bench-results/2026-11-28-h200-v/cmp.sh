@@ -1,0 +1,12 @@
+#!/bin/bash
+# cmp.sh A B : arena instructions per op (own, less null) for models A and B
+export LD_LIBRARY_PATH=${LIBDIR:-/work/main/build}:/usr/local/cuda/lib64
+ir() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 | awk '/I *refs/ {gsub(",","",$4); print $4}'; }
+echo "| n | max | null | $1 | $2 | ratio |"
+for n in ${NS:-10000 100000}; do for m in ${MS:-1 4 64}; do
+  ops=$((4 * n))
+  nl=$(( ($(ir ./$1 null $n $m 3) - $(ir ./$1 null $n $m 1)) / ops ))
+  a=$(( ($(ir ./$1 arena $n $m 3) - $(ir ./$1 arena $n $m 1)) / ops - nl ))
+  b=$(( ($(ir ./$2 arena $n $m 3) - $(ir ./$2 arena $n $m 1)) / ops - nl ))
+  echo "| $n | $m | $nl | $a | $b | $(python3 -c "print(f'{$b/$a:.3f}')") |"
+done; done
