@@ -470,6 +470,30 @@ TEST_CASE("arena: a large block freed with the wrong size stays allocated", "[gp
   mr.deallocate(s, r, 4 * MiB, A);
 }
 
+TEST_CASE("arena: alone, a large block within a superblock's size freed with the wrong size stays",
+          "[gpu][arena]") {
+  // The free is no larger than the stream's batch, so it looks in the stream arena first and then
+  // reaches deallocate_large, which checks and releases in one lookup while one arena exists.
+  auto mr = make_arena(64 * MiB);  // batches of 4 MiB
+  rmm::cuda_stream s;
+  auto at        = [](void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  void* small    = mr.allocate(s, KiB, A);      // a batch: [small, small + 4 MiB)
+  void* in_batch = mr.allocate(s, 2 * MiB, A);  // first fit in the batch
+  void* p        = mr.allocate(s, 3 * MiB, A);  // 2 MiB - 1 KiB left there: the global arena
+  CHECK(at(p) == at(small) + 4 * MiB);
+  mr.deallocate(s, p, 4 * MiB, A);  // logged, nothing freed
+  void* q = mr.allocate(s, 3 * MiB, A);
+  CHECK(at(q) == at(p) + 3 * MiB);
+  CHECK(rmm::test::fill_and_count_mismatches(p, 3 * MiB, 43, s.value()) == 0);
+  mr.deallocate(s, q, 3 * MiB, A);
+  mr.deallocate(s, p, 3 * MiB, A);
+  void* r = mr.allocate(s, 3 * MiB, A);  // both went back and coalesced
+  CHECK(r == p);
+  mr.deallocate(s, r, 3 * MiB, A);
+  mr.deallocate(s, in_batch, 2 * MiB, A);
+  mr.deallocate(s, small, KiB, A);
+}
+
 TEST_CASE("arena: out of memory states the request and the arena", "[gpu][arena]") {
   auto mr = make_arena(64 * MiB);
   rmm::cuda_stream stream;

@@ -25,15 +25,16 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
   }
   {
     std::lock_guard<spin_mutex> glock{global_mutex_};
+    // a is the only arena (a block of at most its largest superblock, which the caller looked
+    // for in a first): back at once, checked and released in one lookup, as release_large_alone.
+    if (a != nullptr && by_id_.size() == 1) {
+      return release_large_locked(p, bytes);
+    }
     if (!is_large_block(p, bytes)) {
       return false;
     }
     if (recorded) {
       release_range(r, *recorded);
-      return true;
-    }
-    // give_back's first step, under this lock
-    if (a != nullptr && release_if_alone(std::array<arena::range, 1>{r})) {
       return true;
     }
     if (a != nullptr && keep_large(*a, p, bytes)) {
@@ -70,6 +71,10 @@ inline bool arena_state::release_large_alone(std::uintptr_t p, std::size_t bytes
   if (by_id_.size() != 1) {
     return false;  // several arenas after all: deallocate_large checks and frees it
   }
+  return release_large_locked(p, bytes);
+}
+
+inline bool arena_state::release_large_locked(std::uintptr_t p, std::size_t bytes) {
   // One lookup for the check and the release (is_large_block then release_range took two).
   std::size_t const found = global_->release_large(p, bytes);
   expect_large_size(p, bytes, found);
