@@ -44,6 +44,9 @@ arena_memory_resource make_arena(std::size_t size, bool dump = false) {
   return arena_memory_resource{rmm::mr::cuda_memory_resource{}, size, dump};
 }
 
+// A block's address as an integer, for checks of where blocks land.
+std::uintptr_t at(void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
 // Allocates `bytes` on `s`, enqueues a fill with `seed` that starts after about `delay_ms`, and
 // frees the block at once (no wait): the fill is still pending when the free returns.
 void* fill_late_and_free(arena_memory_resource& mr,
@@ -429,7 +432,6 @@ TEST_CASE(
   // fit in the stream arena, then good fit in the global arena, put it before.
   auto mr = make_arena(64 * MiB);  // batches of 4 MiB
   rmm::cuda_stream s;
-  auto at                = [](void* p) { return reinterpret_cast<std::uintptr_t>(p); };
   void* small            = mr.allocate(s, KiB, A);  // a batch: [small, small + 4 MiB)
   std::uintptr_t const b = at(small);
   void* in_batch         = mr.allocate(s, 2 * MiB, A);  // first fit in the batch
@@ -476,7 +478,6 @@ TEST_CASE("arena: alone, a large block within a superblock's size freed with the
   // reaches deallocate_large, which checks and releases in one lookup while one arena exists.
   auto mr = make_arena(64 * MiB);  // batches of 4 MiB
   rmm::cuda_stream s;
-  auto at        = [](void* p) { return reinterpret_cast<std::uintptr_t>(p); };
   void* small    = mr.allocate(s, KiB, A);      // a batch: [small, small + 4 MiB)
   void* in_batch = mr.allocate(s, 2 * MiB, A);  // first fit in the batch
   void* p        = mr.allocate(s, 3 * MiB, A);  // 2 MiB - 1 KiB left there: the global arena

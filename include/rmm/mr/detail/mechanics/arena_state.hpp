@@ -451,8 +451,7 @@ class arena_state : private device_binding {
   // `p`; alone, a size other than the allocated one throws and frees nothing.
   bool release_large_alone(std::uintptr_t p, std::size_t bytes);
   // release_large_alone's check and release, for a caller that holds global_mutex_ and has seen
-  // that one arena exists (release_large_alone; deallocate_large for a block of at most the
-  // arena's largest superblock, which is not the arena's).
+  // that one arena exists (release_large_alone; deallocate_large for a block not in that arena).
   bool release_large_locked(std::uintptr_t p, std::size_t bytes);
   // Whether a large block starts at `p` (the caller holds global_mutex_); throws
   // rmm::logic_error if it does with another size than `bytes`.

@@ -25,8 +25,8 @@ inline bool arena_state::deallocate_large(stream_arena_state* a,
   }
   {
     std::lock_guard<spin_mutex> glock{global_mutex_};
-    // a is the only arena (a block of at most its largest superblock, which the caller looked
-    // for in a first): back at once, checked and released in one lookup, as release_large_alone.
+    // a is the only arena and the block was not in it: back at once, checked and released in
+    // one lookup, as release_large_alone.
     if (a != nullptr && by_id_.size() == 1) {
       return release_large_locked(p, bytes);
     }
