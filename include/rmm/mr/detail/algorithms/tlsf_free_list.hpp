@@ -529,7 +529,8 @@ class tlsf_free_list {
   }
   // Turns the allocated block idx into a free block of `tag` (whose index exists), unmarked, and
   // merges it with its free same-tag neighbours: deallocate and deallocate_marked after lookup.
-  void free_allocated(index_t idx, tag_t tag) noexcept;
+  // Always inlined: as a call, the arena's large frees ran 7-9 more instructions each (session v).
+  [[gnu::always_inline]] void free_allocated(index_t idx, tag_t tag) noexcept;
   // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
   void coalesce_and_link(index_t idx) noexcept;
   // Merges the (unlinked) next neighbour into idx and frees its descriptor.

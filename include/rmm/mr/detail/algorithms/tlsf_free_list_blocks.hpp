@@ -46,7 +46,7 @@ inline std::uintptr_t tlsf_free_list::carve(index_t idx, std::size_t size) {
 }
 
 // Turns the allocated block idx into a free block of `tag` (whose index exists), unmarked, merged.
-inline void tlsf_free_list::free_allocated(index_t idx, tag_t tag) noexcept {
+[[gnu::always_inline]] inline void tlsf_free_list::free_allocated(index_t idx, tag_t tag) noexcept {
   block& b = blocks_[idx];
   b.free   = true;
   b.tag    = tag;
