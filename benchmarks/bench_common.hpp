@@ -488,15 +488,32 @@ inline void check_run_time(double seconds) {
 }
 
 /**
+ * @brief Marks this repetition of @p state as failed with @p message, and enters the timing loop
+ * if the repetition had not (the loop then ends at once). Google Benchmark 1.7 counts 0 iterations
+ * for a repetition that never entered the loop and 1 for one that failed inside it, and aborts the
+ * whole program (`ComputeStats` check, exit 134) when two repetitions of one benchmark that
+ * succeeded sit beside failed ones with another count: a row whose later repetitions ran over
+ * RMM_BENCH_MAX_RUN_S ended every benchmark after it (RMM's pool on per-thread default streams).
+ */
+inline void fail_repetition(benchmark::State& state, char const* message) {
+  state.SkipWithError(message);
+  if (state.iterations() == 0) {
+    for (auto _ : state) {
+    }
+  }
+}
+
+/**
  * @brief Runs @p body for the benchmark @p key; a std::exception becomes the benchmark's error
  * instead of ending the program (the cached state is dropped so that the next benchmark starts
- * clean). A benchmark that was too slow once is skipped at once in its later repetitions.
+ * clean). A benchmark that was too slow once is skipped at once in its later repetitions. Every
+ * failed repetition reports the same iteration count (fail_repetition).
  */
 template <class Body>
 void guarded(benchmark::State& state, std::string const& key, Body&& body) {
   static std::set<std::string> slow;
   if (slow.count(key) != 0) {
-    state.SkipWithError("skipped: an earlier run was over RMM_BENCH_MAX_RUN_S");
+    fail_repetition(state, "skipped: an earlier run was over RMM_BENCH_MAX_RUN_S");
     return;
   }
   try {
@@ -505,7 +522,7 @@ void guarded(benchmark::State& state, std::string const& key, Body&& body) {
     if (dynamic_cast<too_slow const*>(&e) != nullptr) {
       slow.insert(key);
     }
-    state.SkipWithError(e.what());
+    fail_repetition(state, e.what());
     try {
       cache().clear();
     } catch (...) {

@@ -29,6 +29,7 @@ BASELINES = ["null", "cuda_async", "cuda"]
 # RMM 26.x's own resources, from the peer build of the same harness (scripts/build_rmm_peer.sh).
 RMM_PEER = ["rmm_pool", "rmm_arena", "rmm_binning"]
 DASH = "—"
+PARTIAL = "*"  # a median over the repetitions that finished, where others failed (see keep_partial)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ class Results:
                 if b.get("aggregate_name") == "median":
                     row = self.rows.setdefault(run_name, {"counters": {}, "error": None})
                     row["counters"] = counters_of(b)
-                    row["error"] = None
+                    keep_partial(row)
             else:
                 iterations.setdefault(run_name, []).append(counters_of(b))
         for run_name, runs in iterations.items():
@@ -112,7 +113,7 @@ class Results:
                 continue  # the aggregate is there too
             keys = set().union(*runs)
             row["counters"] = {k: statistics.median(r[k] for r in runs if k in r) for k in keys}
-            row["error"] = None
+            keep_partial(row)
 
     def find(self, family, resource, **params):
         for run_name, row in self.rows.items():
@@ -123,6 +124,14 @@ class Results:
 
     def keys(self, family):
         return [parse_name(r) for r in self.rows if parse_name(r)[0] == family]
+
+
+def keep_partial(row):
+    """A row with a median: repetitions that failed beside ones that finished (one ran over
+    RMM_BENCH_MAX_RUN_S, and the later ones were skipped) make it partial, marked in its cells."""
+    if row["error"]:
+        row["partial"] = row["error"]
+    row["error"] = None
 
 
 def counters_of(b):
@@ -193,7 +202,7 @@ def cell(row, counter, digits=3):
         short = "skipped" if "skipped" in row["error"] or "RMM_BENCH_MAX_RUN_S" in row["error"] else "error"
         return short, None
     v = row["counters"].get(counter)
-    return fmt(v, digits), v
+    return fmt(v, digits) + (PARTIAL if row.get("partial") and v is not None else ""), v
 
 
 def table(header, rows):
@@ -444,6 +453,8 @@ def tables(folders):
         if t:
             parts.append(t)
     errors = sorted((r, row["error"]) for r, row in results.rows.items() if row["error"])
+    errors += sorted((r, f"{PARTIAL} the median of the repetitions that finished; the others: {row['partial']}")
+                     for r, row in results.rows.items() if row.get("partial"))
     if errors:
         parts.append("### Errors and skipped rows\n\n" + "\n".join(f"- `{r}`: {e}" for r, e in errors))
     if peers["failed"]:
