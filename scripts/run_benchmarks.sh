@@ -38,6 +38,10 @@
 #                       (mgpu after rmm). mgpu is not in the default: it belongs on a multi-GPU
 #                       kind, in a call of its own (RMM_BENCH_PARTS=mgpu), and its JSON would
 #                       be a ninth file in OUT
+#   RMM_BENCH_PROGRAMS  comma list of the programs that parts ours and rmm run: random, mt,
+#                       replay, pinned, realloc (default all five; RMM's peer has the first
+#                       three). For a second call that fills in rows a first one's budget
+#                       skipped, e.g. RMM_BENCH_PROGRAMS=mt,replay RMM_BENCH_PARTS=ours,rmm
 #   RMM_BENCH_REPS      repetitions (default 5; the median is reported)
 #   RMM_BENCH_REP_S     timed seconds per repetition (default 0.03; at least one run)
 #   RMM_BENCH_MAX_RUN_S one workload run longer than this (default 10) skips that benchmark
@@ -66,6 +70,8 @@ full=${RMM_BENCH_FULL:-0}
 export RMM_BENCH_QUICK=$quick RMM_BENCH_FULL=$full
 parts=",${RMM_BENCH_PARTS:-ours,rmm,async,torch,slow},"
 want() { [[ $parts == *",$1,"* ]]; }
+programs=",${RMM_BENCH_PROGRAMS:-random,mt,replay,pinned,realloc},"
+program() { [[ $programs == *",$1,"* ]]; }
 reps=${RMM_BENCH_REPS:-5}
 [ "$quick" = 1 ] && reps=${RMM_BENCH_REPS:-1}
 budget=${RMM_BENCH_BUDGET_S:-450}
@@ -152,7 +158,7 @@ raw_async_rows() {
 {
   echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "# gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)"
-  echo "# mode: quick=$quick full=$full repetitions=$reps budget=${budget}s parts=${parts:1:-1}"
+  echo "# mode: quick=$quick full=$full repetitions=$reps budget=${budget}s parts=${parts:1:-1} programs=${programs:1:-1}"
 } >>"$peers"
 note "run_benchmarks: stage $stage, out $out, quick=$quick full=$full reps=$reps budget=${budget}s"
 if [ ! -d "$bin" ]; then
@@ -220,27 +226,27 @@ realloc_bin=rmm_realloc_bench
 mgpu_bin=rmm_multigpu_bench
 # One process per resource (per n for the baselines), so that a timeout loses one group only.
 if want ours; then
-  if [ -x "$bin/$random_bin" ]; then
+  if program random && [ -x "$bin/$random_bin" ]; then
     for g in $(groups $random_bin); do
       case $g in random/cuda/ | random/cuda_async/) continue ;; esac
       gbench $random_bin "${g//\//_}" "^$g" 150
     done
   fi
-  if [ -x "$bin/$mt_bin" ]; then
+  if program mt && [ -x "$bin/$mt_bin" ]; then
     for g in $(groups $mt_bin); do
       case $g in mt/cuda/) continue ;; esac  # full mode only: part "slow"
       gbench $mt_bin "${g//\//_}" "^$g" 120
     done
   fi
-  if [ -x "$bin/$replay_bin" ]; then
+  if program replay && [ -x "$bin/$replay_bin" ]; then
     for g in $(groups $replay_bin); do
       gbench $replay_bin "${g//\//_}" "^$g" 90
     done
   fi
-  if [ -x "$bin/$realloc_bin" ]; then  # growing one allocation: in place vs allocate-copy-free
+  if program realloc && [ -x "$bin/$realloc_bin" ]; then  # growing one allocation: in place vs allocate-copy-free
     gbench $realloc_bin realloc "^realloc/" 120
   fi
-  if [ -x "$bin/$pinned_bin" ]; then  # pinned host memory: pool vs cudaMallocHost / cudaHostAlloc
+  if program pinned && [ -x "$bin/$pinned_bin" ]; then  # pinned host memory: pool vs cudaMallocHost / cudaHostAlloc
     for g in $(groups $pinned_bin); do
       gbench $pinned_bin "${g//\//_}" "^$g" 90
     done
@@ -254,6 +260,11 @@ if want rmm && [ -d "$peer_rmm/bin" ]; then
   for name in $random_bin $mt_bin $replay_bin; do
     exe=$peer_rmm/bin/rmm_peer_${name#rmm_}
     [ -x "$exe" ] || continue
+    case $name in
+      "$random_bin") program random || continue ;;
+      "$mt_bin") program mt || continue ;;
+      *) program replay || continue ;;
+    esac
     for res in pool arena binning; do
       step "rmm peer $name $res" 150 "$log" env LD_LIBRARY_PATH="$peer_rmm/lib:$LD_LIBRARY_PATH" \
         "$exe" --benchmark_filter="^[a-z]*/rmm_$res/" --benchmark_repetitions="$reps" \
