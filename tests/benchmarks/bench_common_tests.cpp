@@ -54,26 +54,34 @@ summary summarise(collecting_reporter const& reporter) {
   return s;
 }
 
+// How one repetition of a test benchmark fails.
+enum class failure {
+  none,
+  slow_in_loop,     // a run over RMM_BENCH_MAX_RUN_S inside the timing loop
+  slow_in_warm_up,  // the same before the loop (the warm-up runs)
+  throws_in_loop,   // an ordinary exception inside the loop
+};
+
+constexpr char const* skipped_message = "skipped: an earlier run was over RMM_BENCH_MAX_RUN_S";
+
 // Registers `name` with `repetitions` one-iteration repetitions of 1 ms of manual time each, the
-// way the benchmark programs register theirs; `fail_at(k)` says how repetition k (from 1) fails:
-// 0 not at all, 1 over the run-time limit inside the timing loop, 2 over it before the loop (the
-// warm-up), 3 by an ordinary exception inside the loop.
+// way the benchmark programs register theirs; `fail_at(k)` says how repetition k (from 1) fails.
 template <class FailAt>
 summary run_benchmark(std::string const& name, int repetitions, FailAt fail_at) {
   // Google Benchmark keeps the benchmark registered after this returns: it owns its state.
   auto repetition = std::make_shared<int>(0);
   benchmark::RegisterBenchmark(name.c_str(),
                                [repetition, fail_at, name](benchmark::State& state) {
-                                 int const how = fail_at(++*repetition);
+                                 failure const how = fail_at(++*repetition);
                                  rb::guarded(state, name, [&] {
-                                   if (how == 2) {
+                                   if (how == failure::slow_in_warm_up) {
                                      rb::check_run_time(1e9);
                                    }
                                    for (auto _ : state) {
-                                     if (how == 1) {
+                                     if (how == failure::slow_in_loop) {
                                        rb::check_run_time(1e9);
                                      }
-                                     if (how == 3) {
+                                     if (how == failure::throws_in_loop) {
                                        throw std::runtime_error("the workload failed");
                                      }
                                      state.SetIterationTime(0.001);
@@ -96,33 +104,39 @@ TEST_CASE("bench harness: a repetition over the run-time limit after two that fi
   // Repetitions 1 and 2 finish; 3 runs over the limit inside the loop; 4 and 5 are skipped at
   // once. Before the fix, 4 and 5 reported 0 iterations beside the others' 1, and the program
   // aborted here.
-  summary const s = run_benchmark("harness_late_slow", 5, [](int k) { return k == 3 ? 1 : 0; });
+  summary const s = run_benchmark(
+      "harness_late_slow", 5, [](int k) { return k == 3 ? failure::slow_in_loop : failure::none; });
   CHECK(s.succeeded == 2);
   REQUIRE(s.failed == 3);
   CHECK(s.errors[0].find("over RMM_BENCH_MAX_RUN_S") != std::string::npos);
-  CHECK(s.errors[1] == "skipped: an earlier run was over RMM_BENCH_MAX_RUN_S");
-  CHECK(s.errors[2] == "skipped: an earlier run was over RMM_BENCH_MAX_RUN_S");
+  CHECK(s.errors[1] == skipped_message);
+  CHECK(s.errors[2] == skipped_message);
   CHECK(s.median_ms == Approx(1.0));
 }
 
 TEST_CASE("bench harness: a benchmark over the limit in its warm-up fails every repetition",
           "[bench_harness]") {
-  summary const s = run_benchmark("harness_slow_warm_up", 3, [](int k) { return k == 1 ? 2 : 0; });
+  summary const s = run_benchmark("harness_slow_warm_up", 3, [](int k) {
+    return k == 1 ? failure::slow_in_warm_up : failure::none;
+  });
   CHECK(s.succeeded == 0);
   REQUIRE(s.failed == 3);
   CHECK(s.errors[0].find("over RMM_BENCH_MAX_RUN_S") != std::string::npos);
+  CHECK(s.errors[2] == skipped_message);
   CHECK(s.median_ms < 0);  // no aggregate of failed repetitions
 }
 
 TEST_CASE("bench harness: an exception fails its repetition only, and later ones still run",
           "[bench_harness]") {
-  // Failures before the loop (2) and inside it (3) mixed with repetitions that finish.
-  summary const s = run_benchmark(
-      "harness_mixed_failures", 6, [](int k) { return k == 2 ? 3 : (k == 4 ? 2 : 0); });
+  // An exception inside the loop (2) and a slow warm-up (4) among repetitions that finish.
+  summary const s = run_benchmark("harness_mixed_failures", 6, [](int k) {
+    return k == 2 ? failure::throws_in_loop : (k == 4 ? failure::slow_in_warm_up : failure::none);
+  });
   // The warm-up failure at 4 is over the limit too: 5 and 6 are skipped at once.
   CHECK(s.succeeded == 2);
   REQUIRE(s.failed == 4);
   CHECK(s.errors[0] == "the workload failed");
   CHECK(s.errors[1].find("over RMM_BENCH_MAX_RUN_S") != std::string::npos);
+  CHECK(s.errors[3] == skipped_message);
   CHECK(s.median_ms == Approx(1.0));
 }
