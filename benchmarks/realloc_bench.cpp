@@ -83,7 +83,7 @@ void bm_realloc(benchmark::State& state, kind k, std::size_t step) {
   rb::guarded(state, key, [&] {
     rb::quiet_cpu_scope const quiet{state};  // see quiet_cpu.hpp
     if (!rb::have_gpu()) {
-      state.SkipWithError("no CUDA device");
+      rb::fail_repetition(state, "no CUDA device");
       return;
     }
     std::optional<gpu_allocator_adaptor> alloc;
