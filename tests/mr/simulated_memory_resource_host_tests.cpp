@@ -2,6 +2,7 @@
 // without a GPU. Also which suballocators run over it without a GPU (docs/replay.md).
 #include <rmm/aligned.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/simulated_memory_resource.hpp>
 
@@ -162,3 +163,17 @@ TEST_CASE("pool_memory_resource over simulated_memory_resource, no GPU needed", 
 // binning_memory_resource (its fixed_size bins synchronise the stream when they take a chunk:
 // CCCL's stream_ref::sync() terminates the process without a device) and arena_memory_resource
 // (synchronises the default stream at construction) need a GPU even over this upstream.
+
+TEST_CASE("arena_memory_resource: an arena_size above the stream arenas' maximum is rejected first",
+          "[simulated][arena]") {
+  // Checked before the upstream is asked (so this runs without a GPU): the stream arenas' max tree
+  // keeps sizes as 32-bit counts of 256-byte units.
+  using rmm::mr::detail::arena::chunk_stream_arena;
+  rmm::mr::simulated_memory_resource up{std::size_t{4} << 40U};
+  std::size_t const over = chunk_stream_arena::max_arena_size + 256;
+  CHECK_THROWS_AS(rmm::mr::arena_memory_resource(up, over), rmm::logic_error);
+  CHECK_THROWS_WITH(
+      rmm::mr::arena_memory_resource(up, over),
+      Catch::Contains("arena_size " + std::to_string(over) + " is above the maximum"));
+  CHECK(up.current_bytes() == 0);
+}

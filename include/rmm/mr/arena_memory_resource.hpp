@@ -117,10 +117,12 @@ class arena_memory_resource : public cuda::mr::shared_resource<detail::arena_mem
    *
    * @param upstream The resource from which to allocate blocks for the global arena.
    * @param arena_size Size in bytes of the global arena (rounded down to a multiple of 256).
-   * Defaults to half of the available memory on the current device (rounded down to 2 MiB).
+   * Defaults to half of the available memory on the current device (rounded down to 2 MiB), at
+   * most about 1 TiB (`detail::arena::chunk_stream_arena::max_arena_size`).
    * @param dump_log_on_failure If true, dump memory log when running out of memory: the state of
    * the global arena and of every stream arena is written through rmm::log at level error.
-   * @throws rmm::logic_error naming the size if @p arena_size is below 2 MiB (including 0).
+   * @throws rmm::logic_error naming the size if @p arena_size is below 2 MiB (including 0) or
+   * above 2^32 - 1 units of 256 bytes (about 1 TiB).
    * @throws rmm::out_of_memory if the upstream cannot provide the arena (its message appended).
    * @throws rmm::cuda_error if the device cannot be queried or synchronised.
    */

@@ -240,6 +240,9 @@ TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[ar
   CHECK_THROWS_AS(a.add_superblock(B - SB, SB), std::invalid_argument);
   CHECK_THROWS_AS(a.add_superblock(B + 7 * SB, 2 * SB), std::invalid_argument);
   CHECK_THROWS_AS((chunk_stream_arena{B, 0}), std::invalid_argument);
+  // The max tree keeps sizes as 32-bit counts of 256-byte units: about 1 TiB at most.
+  CHECK_THROWS_AS((chunk_stream_arena{B, chunk_stream_arena::max_arena_size + 256}),
+                  std::invalid_argument);
   a.add_superblock(B + 7 * SB + 256, SB - 256);  // the tail: not 2 MiB aligned
   a.add_superblock(B + 7 * SB, 256);             // two superblocks start in one chunk
   CHECK(a.allocate(512) == B + 7 * SB + 256);
@@ -250,8 +253,8 @@ TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[ar
 }
 
 TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
-  // 81 chunks (+256 B): leaves 88, then 16 (11 groups, padded), then 2; 2528 chunks (the
-  // resource's 40448 MiB arena): 2528, 320 (316 groups, padded), 40, 5.
+  // 81 chunks (+256 B): 82 leaves in 6 groups of 16 (padded), then the top group of 6; 2528
+  // chunks (the resource's 40448 MiB arena): 158 groups, 10, then the top group.
   for (std::size_t span : {81 * CH + 256, std::size_t{40448} << 20U}) {
     chunk_stream_arena a{B, span, 0};
     a.validate();

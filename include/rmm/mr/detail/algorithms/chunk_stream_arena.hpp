@@ -46,6 +46,11 @@ class chunk_stream_arena {
   /// @brief Free blocks a superblock keeps in its sorted array; one more switches it to a tree.
   static constexpr std::size_t small_block_limit = 128;
 
+  /// @brief The largest range an arena indexes: the max tree keeps sizes as 32-bit counts of
+  /// allocation_granularity units, so the range is at most 2^32 - 1 units, about 1 TiB.
+  static constexpr std::size_t max_arena_size =
+      std::size_t{std::numeric_limits<std::uint32_t>::max()} * allocation_granularity;
+
   /// @brief log2 of the index's chunk: 16 MiB, the batch of superblocks arena_memory_resource
   /// takes at once (8 standard superblocks), so that a batch is one chunk. Against 2 MiB chunks
   /// that is one leaf of the max tree per batch instead of 8, a level less to descend and climb
@@ -57,34 +62,36 @@ class chunk_stream_arena {
   /**
    * @brief An empty arena over [arena_base, arena_base + arena_size), keeping up to
    * @p cache_bytes bytes of entirely free superblocks for reuse.
-   * @throws std::invalid_argument naming the range if it is empty or wraps around.
-   * @throws std::bad_alloc (the index takes about 13 bytes per 16 MiB chunk of the range,
-   * allocated here: about 34 KB for a 40 GiB range).
+   * @throws std::invalid_argument naming the range if it is empty, wraps around or is larger
+   * than max_arena_size.
+   * @throws std::bad_alloc (the index takes about 8.5 bytes per 16 MiB chunk of the range,
+   * allocated here: about 21 KB for a 40 GiB range).
    */
   chunk_stream_arena(std::uintptr_t arena_base,
                      std::size_t arena_size,
                      std::size_t cache_bytes = default_cache_bytes)
       : cache_bytes_{cache_bytes}, base_{arena_base}, end_{arena_base + arena_size} {
-    if (arena_size == 0 || arena_size > std::numeric_limits<std::uintptr_t>::max() - arena_base) {
+    if (arena_size == 0 || arena_size > std::numeric_limits<std::uintptr_t>::max() - arena_base ||
+        arena_size > max_arena_size) {
       throw std::invalid_argument("chunk_stream_arena: arena [" + format_hex(arena_base) + ", +" +
-                                  std::to_string(arena_size) + ") is empty or wraps around");
+                                  std::to_string(arena_size) +
+                                  ") is empty, wraps around or is larger than " +
+                                  std::to_string(max_arena_size) + " bytes");
     }
     std::size_t const chunks = ((arena_size - 1) >> chunk_shift) + 1;
     chunk_head_.assign(chunks, none);
     starts_.assign((chunks + 63) / 64, 0);
     starts_sum_.assign((starts_.size() + 63) / 64, 0);
     std::size_t n = chunks;
-    do {
-      n = (n + fan - 1) / fan * fan;  // each level is whole groups of `fan`
-      levels_.emplace_back(n, 0);
-      n /= fan;
-    } while (n > fan);
-    levels_.emplace_back(n, 0);
+    do {  // each level is whole groups of `fan`, the top one group
+      n = (n + fan - 1) / fan;
+      levels_.emplace_back(n);
+    } while (n > 1);
   }
 
   /**
    * @brief First fit of @p bytes (a non-zero multiple of allocation_granularity) in the arena's
-   * free blocks. O(log_8 chunks + blocks of one superblock) (see chunk_stream_arena.md).
+   * free blocks. O(log_16 chunks + blocks of one superblock) (see chunk_stream_arena.md).
    * @return The address, or nullopt if no free block is large enough (the caller then adds a
    * superblock and retries).
    * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.
@@ -247,7 +254,7 @@ class chunk_stream_arena {
   }
 
   /// @brief Takes every entirely free superblock out of the arena and returns them in address
-  /// order (for the caller to give back to the global arena). O(k log k + k log_8 chunks).
+  /// order (for the caller to give back to the global arena). O(k log k + k log_16 chunks).
   std::vector<range> release_free_superblocks() {
     std::vector<range> out;
     out.reserve(num_empty_);
@@ -336,7 +343,7 @@ class chunk_stream_arena {
   [[nodiscard]] std::string describe(std::size_t max_lines = 64) const;
 
  private:
-  static constexpr std::size_t fan = 8;  // 8 maxima of 8 bytes: one cache line
+  static constexpr std::size_t fan = 16;  // 16 maxima of 4 bytes (units): one cache line
   // first_at_or_after scans up to this many blocks linearly, and searches longer arrays.
   static constexpr std::size_t linear_scan_limit = 32;
   static constexpr std::uint32_t none            = std::numeric_limits<std::uint32_t>::max();
@@ -460,8 +467,19 @@ class chunk_stream_arena {
 
   // --- max tree over chunks: leaf = largest free block of the superblocks starting there ------
   // (defined in chunk_stream_arena_tree.hpp)
+  struct alignas(64) group {
+    std::uint32_t v[fan]{};
+  };
   void refresh_leaf(std::size_t c) noexcept;
   [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept;
+  [[nodiscard]] static std::size_t first_fit_in(group const& g, std::uint32_t u) noexcept;
+  [[nodiscard]] static std::uint32_t group_max(group const& g) noexcept;
+  [[nodiscard]] static std::uint32_t units(std::size_t bytes) noexcept {
+    return static_cast<std::uint32_t>(bytes / allocation_granularity);
+  }
+  [[nodiscard]] static std::size_t bytes_of(std::uint32_t n) noexcept {
+    return std::size_t{n} * allocation_granularity;
+  }
 
   // --- blocks inside one superblock (defined in chunk_stream_arena_blocks.hpp) ---------------
   // Takes `bytes` from the lowest block that fits (the caller checked max_free). Never throws.
@@ -542,14 +560,14 @@ class chunk_stream_arena {
   std::size_t cache_bytes_;
   std::uintptr_t base_;
   std::uintptr_t end_;
-  std::vector<sb_rec> sbs_;                       // superblock records; size 0: spare
-  std::vector<std::uint32_t> spare_slots_;        // capacity >= sbs_.size()
-  std::vector<std::uint32_t> chunk_head_;         // per chunk: first superblock starting there
-  std::vector<std::uint64_t> starts_;             // bit per chunk: a superblock starts there
-  std::vector<std::uint64_t> starts_sum_;         // bit per word of starts_: it is non-zero
-  std::vector<std::vector<std::size_t>> levels_;  // max tree, leaves first
-  relaxed_size largest_;                          // the maximum of the top level
-  relaxed_size largest_superblock_;               // the largest superblock ever added
+  std::vector<sb_rec> sbs_;                 // superblock records; size 0: spare
+  std::vector<std::uint32_t> spare_slots_;  // capacity >= sbs_.size()
+  std::vector<std::uint32_t> chunk_head_;   // per chunk: first superblock starting there
+  std::vector<std::uint64_t> starts_;       // bit per chunk: a superblock starts there
+  std::vector<std::uint64_t> starts_sum_;   // bit per word of starts_: it is non-zero
+  std::vector<std::vector<group>> levels_;  // max tree in units, leaves first
+  relaxed_size largest_;                    // the maximum of the top level
+  relaxed_size largest_superblock_;         // the largest superblock ever added
   std::uint32_t empty_head_{none};
   std::size_t num_empty_{};
   std::size_t num_trees_{};

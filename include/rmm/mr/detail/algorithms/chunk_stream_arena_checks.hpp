@@ -53,7 +53,7 @@ inline std::string chunk_stream_arena::describe(std::size_t max_lines) const {
 inline void chunk_stream_arena::validate() const {
   std::size_t held = 0, allocated = 0, free = 0, cached = 0, empty = 0, trees = 0, count = 0;
   std::uintptr_t prev_end = base_;
-  std::vector<std::size_t> leaf(levels_[0].size(), 0);
+  std::vector<std::size_t> leaf(chunk_head_.size(), 0);
   for (std::size_t c = 0; c < chunk_head_.size(); ++c) {
     bool const starts = ((starts_[c >> 6U] >> (c & 63U)) & 1U) != 0;
     expect(starts == (chunk_head_[c] != none), "start bitmap is off", c);
@@ -101,26 +101,24 @@ inline void chunk_stream_arena::validate() const {
     bool const sum = ((starts_sum_[w >> 6U] >> (w & 63U)) & 1U) != 0;
     expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);
   }
-  expect(leaf == levels_[0], "max tree leaves are off", 0);
-  expect(largest_.get() == *std::max_element(levels_.back().begin(), levels_.back().end()),
-         "the published largest free block is off",
-         largest_.get());
-  // Every level but the top is whole groups of `fan`; a level above holds one maximum per group
-  // of the level below, padded with zeros to whole groups itself (the top is not padded).
+  auto const entry = [&](std::size_t l, std::size_t e) { return levels_[l][e / fan].v[e % fan]; };
+  for (std::size_t c = 0; c < levels_[0].size() * fan; ++c) {
+    expect(entry(0, c) == (c < leaf.size() ? units(leaf[c]) : 0), "max tree leaves are off", c);
+  }
+  // Every level is whole groups of `fan`, the top one group; an entry above is the maximum of its
+  // group below, and the entries past the last group below are zero.
+  expect(levels_.back().size() == 1, "max tree shape is off", levels_.size());
   for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
-    std::size_t const groups = levels_[l].size() / fan;
-    std::size_t const above  = l + 2 < levels_.size() ? (groups + fan - 1) / fan * fan : groups;
-    expect(
-        levels_[l].size() % fan == 0 && levels_[l + 1].size() == above, "max tree shape is off", l);
-    for (std::size_t g = 0; g < levels_[l + 1].size(); ++g) {
-      std::size_t m = 0;
-      if (g < groups) {
-        auto const first = levels_[l].begin() + static_cast<std::ptrdiff_t>(g * fan);
-        m                = *std::max_element(first, first + static_cast<std::ptrdiff_t>(fan));
-      }
-      expect(levels_[l + 1][g] == m, "max tree is off", g);
+    std::size_t const groups = levels_[l].size();
+    expect(levels_[l + 1].size() == (groups + fan - 1) / fan, "max tree shape is off", l);
+    for (std::size_t g = 0; g < levels_[l + 1].size() * fan; ++g) {
+      std::uint32_t const m = g < groups ? group_max(levels_[l][g]) : 0;
+      expect(entry(l + 1, g) == m, "max tree is off", g);
     }
   }
+  expect(largest_.get() == bytes_of(group_max(levels_.back()[0])),
+         "the published largest free block is off",
+         largest_.get());
   std::size_t listed = 0;
   for (std::uint32_t s = empty_head_, prev = none; s != none; prev = s, s = sbs_[s].empty_next) {
     expect(sbs_[s].is_empty && sbs_[s].size != 0, "free-superblock list holds a busy one", s);

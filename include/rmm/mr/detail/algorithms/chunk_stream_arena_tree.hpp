@@ -2,7 +2,7 @@
  * @file chunk_stream_arena_tree.hpp
  * @brief The max tree over chunks of chunk_stream_arena, defined out of line: refresh_leaf()
  * (climbs after a superblock's largest free block changed) and first_chunk_fitting() (the lowest
- * chunk whose superblocks hold a large enough block). Design: chunk_stream_arena.md, "8-ary max
+ * chunk whose superblocks hold a large enough block). Design: chunk_stream_arena.md, "16-ary max
  * tree". Included at the end of chunk_stream_arena.hpp; including it alone includes that header.
  */
 #pragma once
@@ -13,33 +13,86 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h>
+#define RMM_CHUNK_ARENA_SSE2 1
+#endif
+
 namespace rmm::mr::detail::arena {
 
-// Climbs while the group maximum changes, and republishes largest_ when the top level changed. A
-// group is rescanned only when the entry that was its maximum shrank: a larger value is the new
+inline std::size_t chunk_stream_arena::first_fit_in(group const& g, std::uint32_t u) noexcept {
+#ifdef RMM_CHUNK_ARENA_SSE2
+  // Unsigned `entry >= u` as signed `(entry ^ bias) > ((u - 1) ^ bias)`; the four masks packed
+  // to 16 bytes, one bit each.
+  __m128i const bias = _mm_set1_epi32(static_cast<int>(0x80000000U));
+  __m128i const key  = _mm_xor_si128(_mm_set1_epi32(static_cast<int>(u - 1)), bias);
+  auto const ge      = [&](int k) {
+    __m128i const x = _mm_load_si128(reinterpret_cast<__m128i const*>(g.v) + k);
+    return _mm_cmpgt_epi32(_mm_xor_si128(x, bias), key);
+  };
+  __m128i const lo = _mm_packs_epi32(ge(0), ge(1));
+  __m128i const hi = _mm_packs_epi32(ge(2), ge(3));
+  auto const mask  = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
+#else
+  unsigned mask = 0;
+  for (std::size_t k = 0; k < fan; ++k) {
+    mask |= static_cast<unsigned>(g.v[k] >= u) << k;
+  }
+#endif
+  return mask == 0 ? fan : static_cast<std::size_t>(__builtin_ctz(mask));
+}
+
+inline std::uint32_t chunk_stream_arena::group_max(group const& g) noexcept {
+#ifdef RMM_CHUNK_ARENA_SSE2
+  // Unsigned maxima as signed ones of biased values (SSE2 has no 32-bit max): a compare and a
+  // select per step, the 16 entries folded to 4 and then to 1.
+  __m128i const bias = _mm_set1_epi32(static_cast<int>(0x80000000U));
+  auto const load    = [&](int k) {
+    return _mm_xor_si128(_mm_load_si128(reinterpret_cast<__m128i const*>(g.v) + k), bias);
+  };
+  auto const max = [](__m128i a, __m128i b) {
+    __m128i const gt = _mm_cmpgt_epi32(a, b);
+    return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b));
+  };
+  __m128i m = max(max(load(0), load(1)), max(load(2), load(3)));
+  m         = max(m, _mm_shuffle_epi32(m, 0x4E));  // lanes 2 3 0 1
+  m         = max(m, _mm_shuffle_epi32(m, 0xB1));  // lanes 1 0 3 2
+  return static_cast<std::uint32_t>(_mm_cvtsi128_si32(m)) ^ 0x80000000U;
+#else
+  std::uint32_t m = 0;
+  for (std::uint32_t const x : g.v) {
+    m = std::max(m, x);
+  }
+  return m;
+#endif
+}
+
+// Climbs while the group maximum changes, and republishes largest_ when the top changed. A group
+// is rescanned only when the entry that was its maximum shrank: a larger value is the new
 // maximum, and a change below the maximum leaves it (the rescans were 10 % of a single-thread arena
 // operation, 2026-11-27 profiles).
 inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
-  std::size_t v = 0;
+  std::size_t b = 0;
   for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
-    v = std::max(v, sbs_[s].max_free);
+    b = std::max(b, sbs_[s].max_free);
   }
-  std::size_t old = levels_[0][c];
+  std::uint32_t v   = units(b);
+  std::uint32_t& lf = levels_[0][c / fan].v[c % fan];
+  std::uint32_t old = lf;
   if (old == v) {
     return;
   }
-  levels_[0][c] = v;
+  lf = v;
   for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
-    std::size_t const g      = c / fan;
-    std::size_t& up          = levels_[l + 1][g];
-    std::size_t const up_old = up;
-    std::size_t m            = v;
+    std::size_t const g        = c / fan;
+    std::uint32_t& up          = levels_[l + 1][g / fan].v[g % fan];
+    std::uint32_t const up_old = up;
+    std::uint32_t m            = v;
     if (v < up_old) {
       if (old < up_old) {
         return;  // the group's maximum is another entry, unchanged
       }
-      std::size_t const* p = &levels_[l][g * fan];
-      m                    = *std::max_element(p, p + fan);  // the maximum shrank: rescan
+      m = group_max(levels_[l][g]);  // the maximum shrank: rescan
     }
     if (m == up_old) {
       return;
@@ -49,29 +102,20 @@ inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
     v   = m;
     c   = g;
   }
-  // The change reached the top level (or the tree is one level): its maximum may have moved.
-  auto const& top = levels_.back();
-  largest_.set(*std::max_element(top.begin(), top.end()));
+  // The change reached the top group: its maximum may have moved.
+  largest_.set(bytes_of(group_max(levels_.back()[0])));
 }
 
-// The lowest chunk whose superblocks hold a free block of at least `bytes` (npos if none): the
-// top level scanned, then one group of 8 per level.
+// The lowest chunk whose superblocks hold a free block of at least `bytes` (npos if none): one
+// group per level, from the top.
 inline std::size_t chunk_stream_arena::first_chunk_fitting(std::size_t bytes) const noexcept {
-  auto const& top = levels_.back();
-  std::size_t i   = 0;
-  while (i < top.size() && top[i] < bytes) {
-    ++i;
+  if (bytes > largest_.get()) {
+    return npos;  // also keeps units(bytes) below 2^32
   }
-  if (i == top.size()) {
-    return npos;
-  }
-  for (std::size_t l = levels_.size() - 1; l-- > 0;) {
-    std::size_t const* p = &levels_[l][i * fan];
-    std::size_t j        = 0;
-    while (p[j] < bytes) {  // the parent's maximum guarantees a hit
-      ++j;
-    }
-    i = i * fan + j;
+  std::uint32_t const u = units(bytes);
+  std::size_t i         = 0;  // the group at the level below: entry i of this level
+  for (std::size_t l = levels_.size(); l-- > 0;) {
+    i = i * fan + first_fit_in(levels_[l][i], u);  // the parent's maximum guarantees a hit
   }
   return i;
 }

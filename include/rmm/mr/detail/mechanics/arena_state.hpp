@@ -77,9 +77,16 @@ class arena_state : private device_binding {
                   "arena_memory_resource: arena_size " + std::to_string(size) +
                       " is below the minimum of " + std::to_string(arena::minimum_arena_size) +
                       " bytes");
+      RMM_EXPECTS(size <= arena::chunk_stream_arena::max_arena_size,
+                  "arena_memory_resource: arena_size " + std::to_string(size) +
+                      " is above the maximum of " +
+                      std::to_string(arena::chunk_stream_arena::max_arena_size) +
+                      " bytes (the stream arenas keep sizes as 32-bit counts of 256 bytes)");
       size = align_down(size, arena::allocation_granularity);
     } else {
-      size = align_down(available_device_memory().first / 2, arena::superblock_size);
+      size = align_down(
+          std::min(available_device_memory().first / 2, arena::chunk_stream_arena::max_arena_size),
+          arena::superblock_size);
       RMM_EXPECTS(size >= arena::minimum_arena_size,
                   "arena_memory_resource: the default arena_size (half of the free device "
                   "memory) is " +
