@@ -20,19 +20,24 @@
 
 namespace rmm::mr::detail::arena {
 
+#ifdef RMM_CHUNK_ARENA_SSE2
+// Lanes 4k .. 4k + 3 of a group, biased by 2^31: SSE2 compares 32-bit lanes as signed, so an
+// unsigned order is the signed order of the biased values.
+inline __m128i chunk_arena_biased(std::uint32_t const* v, int k) noexcept {
+  return _mm_xor_si128(_mm_load_si128(reinterpret_cast<__m128i const*>(v) + k),
+                       _mm_set1_epi32(static_cast<int>(0x80000000U)));
+}
+#endif
+
 inline std::size_t chunk_stream_arena::first_fit_in(group const& g, std::uint32_t u) noexcept {
 #ifdef RMM_CHUNK_ARENA_SSE2
-  // Unsigned `entry >= u` as signed `(entry ^ bias) > ((u - 1) ^ bias)`; the four masks packed
-  // to 16 bytes, one bit each.
-  __m128i const bias = _mm_set1_epi32(static_cast<int>(0x80000000U));
-  __m128i const key  = _mm_xor_si128(_mm_set1_epi32(static_cast<int>(u - 1)), bias);
-  auto const ge      = [&](int k) {
-    __m128i const x = _mm_load_si128(reinterpret_cast<__m128i const*>(g.v) + k);
-    return _mm_cmpgt_epi32(_mm_xor_si128(x, bias), key);
-  };
-  __m128i const lo = _mm_packs_epi32(ge(0), ge(1));
-  __m128i const hi = _mm_packs_epi32(ge(2), ge(3));
-  auto const mask  = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
+  // `entry >= u` as `entry > u - 1` (u >= 1), biased; the four masks packed to 16 bytes, one bit
+  // each.
+  __m128i const key = _mm_set1_epi32(static_cast<int>((u - 1) ^ 0x80000000U));
+  auto const ge     = [&](int k) { return _mm_cmpgt_epi32(chunk_arena_biased(g.v, k), key); };
+  __m128i const lo  = _mm_packs_epi32(ge(0), ge(1));
+  __m128i const hi  = _mm_packs_epi32(ge(2), ge(3));
+  auto const mask   = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
 #else
   unsigned mask = 0;
   for (std::size_t k = 0; k < fan; ++k) {
@@ -44,13 +49,10 @@ inline std::size_t chunk_stream_arena::first_fit_in(group const& g, std::uint32_
 
 inline std::uint32_t chunk_stream_arena::group_max(group const& g) noexcept {
 #ifdef RMM_CHUNK_ARENA_SSE2
-  // Unsigned maxima as signed ones of biased values (SSE2 has no 32-bit max): a compare and a
-  // select per step, the 16 entries folded to 4 and then to 1.
-  __m128i const bias = _mm_set1_epi32(static_cast<int>(0x80000000U));
-  auto const load    = [&](int k) {
-    return _mm_xor_si128(_mm_load_si128(reinterpret_cast<__m128i const*>(g.v) + k), bias);
-  };
-  auto const max = [](__m128i a, __m128i b) {
+  // Maxima of the biased values (SSE2 has no 32-bit max): a compare and a select per step, the 16
+  // entries folded to 4 and then to 1.
+  auto const load = [&](int k) { return chunk_arena_biased(g.v, k); };
+  auto const max  = [](__m128i a, __m128i b) {
     __m128i const gt = _mm_cmpgt_epi32(a, b);
     return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b));
   };
@@ -121,3 +123,5 @@ inline std::size_t chunk_stream_arena::first_chunk_fitting(std::size_t bytes) co
 }
 
 }  // namespace rmm::mr::detail::arena
+
+#undef RMM_CHUNK_ARENA_SSE2
