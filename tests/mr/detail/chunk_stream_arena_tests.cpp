@@ -35,8 +35,10 @@ constexpr std::uintptr_t B = rmm::test::fake_arena_base;
 constexpr std::size_t CH   = chunk_stream_arena::chunk_size;  // the index's chunk: 8 * SB
 // Where superblocks are placed: 16 chunks, several superblocks starting in most of them.
 constexpr std::size_t space = std::size_t{256} << 20U;
-// A wider range (128 chunks, a max tree of three levels), fewer superblocks per chunk.
+// A wider range (128 chunks: 8 groups of leaves under a top group), fewer superblocks per chunk.
 constexpr std::size_t wide_space = std::size_t{2} << 30U;
+// 64 chunks: one level, the leaves are the top level's 4 groups, scanned one after another.
+constexpr std::size_t flat_space = std::size_t{1} << 30U;
 
 class harness {
  public:
@@ -206,7 +208,7 @@ class harness {
 }  // namespace
 
 TEST_CASE("chunk_stream_arena: randomised operations match the reference model", "[arena][chunk]") {
-  for (std::size_t span : {space, wide_space}) {
+  for (std::size_t span : {space, wide_space, flat_space}) {
     for (std::uint32_t seed : {1U, 2U, 3U}) {
       for (std::size_t cache : {std::size_t{0}, 2 * SB, 16 * SB}) {
         harness h{seed, cache, false, span};
@@ -254,8 +256,11 @@ TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[ar
 
 TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
   // 81 chunks (+256 B): 82 leaves in 6 groups of 16 (padded), then the top group of 6; 2528
-  // chunks (the resource's 40448 MiB arena): 158 groups, 10, then the top group.
-  for (std::size_t span : {81 * CH + 256, std::size_t{40448} << 20U}) {
+  // chunks (the resource's 40448 MiB arena): 158 groups, 10, then the top group; 4400 chunks (an
+  // H200's default arena, 68.75 GiB): 275 groups, 18, then a top level of 2 groups; the largest
+  // range: 4096 groups, 256, 16 and the top group.
+  for (std::size_t span :
+       {81 * CH + 256, std::size_t{40448} << 20U, 4400 * CH, chunk_stream_arena::max_arena_size}) {
     chunk_stream_arena a{B, span, 0};
     a.validate();
     std::uintptr_t const last =
@@ -271,6 +276,35 @@ TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena
     CHECK(a.deallocate(last, 256) == arena::range{last, B + span - last});
     a.validate();
     CHECK(a.largest_free_block() == 0);
+  }
+}
+
+TEST_CASE("chunk_stream_arena: first fit and the largest block across a top level of groups",
+          "[arena][chunk]") {
+  // 4400 chunks: the top level's 2 groups cover chunks 0-4095 and 4096-4399. Then 64 chunks: the
+  // leaves themselves are the top level, 4 groups.
+  for (std::size_t chunks : {std::size_t{4400}, std::size_t{64}}) {
+    chunk_stream_arena a{B, chunks * CH, 0};
+    std::uintptr_t const low  = B + CH;                 // the first top group
+    std::uintptr_t const high = B + (chunks - 1) * CH;  // the last one
+    a.add_superblock(high, 4 * SB);
+    a.add_superblock(low, SB);
+    a.validate();
+    CHECK(a.largest_free_block() == 4 * SB);
+    CHECK(a.allocate(2 * SB) == high);  // only the high superblock holds it
+    CHECK(a.largest_free_block() == 2 * SB);
+    CHECK(a.allocate(SB) == low);  // both hold it: the lower one
+    a.validate();
+    CHECK(a.allocate(2 * SB) == high + 2 * SB);
+    CHECK(a.largest_free_block() == 0);
+    CHECK_FALSE(a.allocate(256).has_value());
+    CHECK_FALSE(a.deallocate(high, 2 * SB).has_value());  // kept until the superblock is free
+    CHECK(a.largest_free_block() == 2 * SB);
+    CHECK(a.deallocate(low, SB) == arena::range{low, SB});  // cache 0: released
+    CHECK(a.largest_free_block() == 2 * SB);
+    CHECK(a.allocate(256) == high);
+    CHECK(a.largest_free_block() == 2 * SB - 256);  // the maximum shrank: the top rescanned
+    a.validate();
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <rmm/mr/detail/algorithms/address_ordered_free_list.hpp>
 #include <rmm/mr/detail/algorithms/arena.hpp>
+#include <rmm/mr/detail/algorithms/block_array.hpp>
 #include <rmm/mr/detail/algorithms/free_list_diagnostics.hpp>
 
 #include <algorithm>
@@ -82,11 +83,15 @@ class chunk_stream_arena {
     chunk_head_.assign(chunks, none);
     starts_.assign((chunks + 63) / 64, 0);
     starts_sum_.assign((starts_.size() + 63) / 64, 0);
-    std::size_t n = chunks;
-    do {  // each level is whole groups of `fan`, the top one group
-      n = (n + fan - 1) / fan;
-      levels_.emplace_back(n);
-    } while (n > 1);
+    std::size_t n = chunks, groups = 0, total = 0;
+    do {  // each level is whole groups of `fan`, the top at most top_groups of them
+      groups                   = (n + fan - 1) / fan;
+      level_at_[num_levels_++] = static_cast<std::uint32_t>(total);
+      total += groups;
+      n = groups;
+    } while (groups > top_groups);
+    top_size_ = static_cast<std::uint32_t>(groups);
+    tree_.resize(total);
   }
 
   /**
@@ -153,7 +158,7 @@ class chunk_stream_arena {
     }
     std::uint32_t const s = spare_slots_.back();
     sb_rec& sb            = sbs_[s];
-    sb.blocks.assign(1, block{base, size});  // the only step left that can throw
+    sb.blocks.assign_one(0, units(size));  // the only step left that can throw
     spare_slots_.pop_back();
     sb.base             = base;
     sb.size             = size;
@@ -344,10 +349,12 @@ class chunk_stream_arena {
 
  private:
   static constexpr std::size_t fan = 16;  // 16 maxima of 4 bytes (units): one cache line
-  // first_at_or_after scans up to this many blocks linearly, and searches longer arrays.
-  static constexpr std::size_t linear_scan_limit = 32;
-  static constexpr std::uint32_t none            = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::size_t npos              = std::numeric_limits<std::size_t>::max();
+  // The top level may have this many groups, scanned one after another (a 64-140 GiB arena, an
+  // H200's default, then has 3 levels rather than 4); a range of 2^32 units has 4 levels.
+  static constexpr std::size_t top_groups = 4;
+  static constexpr std::size_t max_levels = 5;
+  static constexpr std::uint32_t none     = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t npos       = std::numeric_limits<std::size_t>::max();
   static_assert(chunk_size % superblock_size == 0);
 
   // A size that this arena's (serialised) changes write and other threads may read without
@@ -368,16 +375,12 @@ class chunk_stream_arena {
     std::atomic<std::size_t> v_{0};
   };
 
-  struct block {
-    std::uintptr_t base;
-    std::size_t size;
-  };
   struct sb_rec {
     std::uintptr_t base{};
     std::size_t size{};  // 0: a spare slot
     std::size_t allocated{};
     std::size_t max_free{};                           // largest free block
-    std::vector<block> blocks;                        // sorted by base, unless `tree`
+    block_array blocks;                               // in units from base, sorted, unless `tree`
     std::unique_ptr<address_ordered_free_list> tree;  // more than small_block_limit blocks
     std::uint32_t next_in_chunk{none};                // next superblock starting in the chunk
     std::uint32_t empty_prev{none};                   // list of entirely free superblocks
@@ -471,6 +474,11 @@ class chunk_stream_arena {
     std::uint32_t v[fan]{};
   };
   void refresh_leaf(std::size_t c) noexcept;
+  [[nodiscard]] group* level(std::size_t l) noexcept { return tree_.data() + level_at_[l]; }
+  [[nodiscard]] group const* level(std::size_t l) const noexcept {
+    return tree_.data() + level_at_[l];
+  }
+  [[nodiscard]] std::uint32_t top_max() const noexcept;
   [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept;
   [[nodiscard]] static std::size_t first_fit_in(group const& g, std::uint32_t u) noexcept;
   [[nodiscard]] static std::uint32_t group_max(group const& g) noexcept;
@@ -486,8 +494,6 @@ class chunk_stream_arena {
   std::uintptr_t carve(sb_rec& sb, std::size_t bytes) noexcept;
   // Returns [ptr, ptr + bytes) (inside sb) to sb's free blocks, coalescing.
   void give(sb_rec& sb, std::uintptr_t ptr, std::size_t bytes);
-  // The index of the first block of `v` (sorted by address) at or after `ptr`, in log2 steps.
-  static std::size_t first_at_or_after(std::vector<block> const& v, std::uintptr_t ptr) noexcept;
   // Moves sb's free blocks into a tree; sb is unchanged if this throws.
   void to_tree(sb_rec& sb);
 
@@ -565,9 +571,12 @@ class chunk_stream_arena {
   std::vector<std::uint32_t> chunk_head_;   // per chunk: first superblock starting there
   std::vector<std::uint64_t> starts_;       // bit per chunk: a superblock starts there
   std::vector<std::uint64_t> starts_sum_;   // bit per word of starts_: it is non-zero
-  std::vector<std::vector<group>> levels_;  // max tree in units, leaves first
-  relaxed_size largest_;                    // the maximum of the top level
-  relaxed_size largest_superblock_;         // the largest superblock ever added
+  std::vector<group> tree_;                 // max tree in units: its levels, leaves first
+  std::uint32_t level_at_[max_levels]{};    // the first group of each level in tree_
+  std::uint32_t num_levels_{};
+  std::uint32_t top_size_{};         // groups of the top level (1 .. top_groups)
+  relaxed_size largest_;             // the maximum of the top level
+  relaxed_size largest_superblock_;  // the largest superblock ever added
   std::uint32_t empty_head_{none};
   std::size_t num_empty_{};
   std::size_t num_trees_{};

@@ -24,8 +24,8 @@ inline std::vector<std::pair<std::uintptr_t, std::size_t>> chunk_stream_arena::f
     if (sb.tree) {
       sb.tree->for_each([&](std::uintptr_t b, std::size_t s) { out.emplace_back(b, s); });
     } else {
-      for (auto const& b : sb.blocks) {
-        out.emplace_back(b.base, b.size);
+      for (std::size_t i = 0; i < sb.blocks.size(); ++i) {
+        out.emplace_back(sb.base + bytes_of(sb.blocks.place(i)), bytes_of(sb.blocks.length(i)));
       }
     }
   });
@@ -81,8 +81,9 @@ inline void chunk_stream_arena::validate() const {
         ++trees;
       } else {
         expect(sb.blocks.size() <= small_block_limit, "block array over its limit", sb.base);
-        for (auto const& b : sb.blocks) {
-          visit(b.base, b.size);
+        expect(sb.blocks.padded(), "block array padding is off", sb.base);
+        for (std::size_t i = 0; i < sb.blocks.size(); ++i) {
+          visit(sb.base + bytes_of(sb.blocks.place(i)), bytes_of(sb.blocks.length(i)));
         }
       }
       expect(sb_free + sb.allocated == sb.size, "superblock bytes unaccounted", sb.base);
@@ -101,22 +102,33 @@ inline void chunk_stream_arena::validate() const {
     bool const sum = ((starts_sum_[w >> 6U] >> (w & 63U)) & 1U) != 0;
     expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);
   }
-  auto const entry = [&](std::size_t l, std::size_t e) { return levels_[l][e / fan].v[e % fan]; };
-  for (std::size_t c = 0; c < levels_[0].size() * fan; ++c) {
+  auto const entry  = [&](std::size_t l, std::size_t e) { return level(l)[e / fan].v[e % fan]; };
+  auto const groups = [&](std::size_t l) {
+    return (l + 1 < num_levels_ ? level_at_[l + 1] : tree_.size()) - level_at_[l];
+  };
+  expect(num_levels_ >= 1 && num_levels_ <= max_levels && level_at_[0] == 0,
+         "max tree shape is off",
+         num_levels_);
+  expect(groups(0) == (leaf.size() + fan - 1) / fan, "max tree shape is off", 0);
+  for (std::size_t c = 0; c < groups(0) * fan; ++c) {
     expect(entry(0, c) == (c < leaf.size() ? units(leaf[c]) : 0), "max tree leaves are off", c);
   }
-  // Every level is whole groups of `fan`, the top one group; an entry above is the maximum of its
-  // group below, and the entries past the last group below are zero.
-  expect(levels_.back().size() == 1, "max tree shape is off", levels_.size());
-  for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
-    std::size_t const groups = levels_[l].size();
-    expect(levels_[l + 1].size() == (groups + fan - 1) / fan, "max tree shape is off", l);
-    for (std::size_t g = 0; g < levels_[l + 1].size() * fan; ++g) {
-      std::uint32_t const m = g < groups ? group_max(levels_[l][g]) : 0;
+  // Every level is whole groups of `fan`, the top 1 .. top_groups of them and every level below
+  // more; an entry above is the maximum of its group below, and the entries past the last group
+  // below are zero.
+  expect(groups(num_levels_ - 1) == top_size_ && top_size_ >= 1 && top_size_ <= top_groups,
+         "max tree shape is off",
+         top_size_);
+  for (std::size_t l = 0; l + 1 < num_levels_; ++l) {
+    std::size_t const below = groups(l);
+    expect(
+        below > top_groups && groups(l + 1) == (below + fan - 1) / fan, "max tree shape is off", l);
+    for (std::size_t g = 0; g < groups(l + 1) * fan; ++g) {
+      std::uint32_t const m = g < below ? group_max(level(l)[g]) : 0;
       expect(entry(l + 1, g) == m, "max tree is off", g);
     }
   }
-  expect(largest_.get() == bytes_of(group_max(levels_.back()[0])),
+  expect(largest_.get() == bytes_of(top_max()),
          "the published largest free block is off",
          largest_.get());
   std::size_t listed = 0;

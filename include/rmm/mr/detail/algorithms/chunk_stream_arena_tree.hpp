@@ -69,32 +69,42 @@ inline std::uint32_t chunk_stream_arena::group_max(group const& g) noexcept {
 #endif
 }
 
+// The maximum of the top level's groups (at most top_groups).
+inline std::uint32_t chunk_stream_arena::top_max() const noexcept {
+  group const* const t = level(num_levels_ - 1);
+  std::uint32_t m      = 0;
+  for (std::size_t g = 0; g < top_size_; ++g) {
+    m = std::max(m, group_max(t[g]));
+  }
+  return m;
+}
+
 // Climbs while the group maximum changes, and republishes largest_ when the top changed. A group
 // is rescanned only when the entry that was its maximum shrank: a larger value is the new
 // maximum, and a change below the maximum leaves it (the rescans were 10 % of a single-thread arena
-// operation, 2026-11-27 profiles).
+// operation, 2026-11-27 profiles). The same rule keeps largest_, the top level's maximum.
 inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
   std::size_t b = 0;
   for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
     b = std::max(b, sbs_[s].max_free);
   }
   std::uint32_t v   = units(b);
-  std::uint32_t& lf = levels_[0][c / fan].v[c % fan];
+  std::uint32_t& lf = level(0)[c / fan].v[c % fan];
   std::uint32_t old = lf;
   if (old == v) {
     return;
   }
   lf = v;
-  for (std::size_t l = 0; l + 1 < levels_.size(); ++l) {
+  for (std::size_t l = 0; l + 1 < num_levels_; ++l) {
     std::size_t const g        = c / fan;
-    std::uint32_t& up          = levels_[l + 1][g / fan].v[g % fan];
+    std::uint32_t& up          = level(l + 1)[g / fan].v[g % fan];
     std::uint32_t const up_old = up;
     std::uint32_t m            = v;
     if (v < up_old) {
       if (old < up_old) {
         return;  // the group's maximum is another entry, unchanged
       }
-      m = group_max(levels_[l][g]);  // the maximum shrank: rescan
+      m = group_max(level(l)[g]);  // the maximum shrank: rescan
     }
     if (m == up_old) {
       return;
@@ -104,20 +114,31 @@ inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
     v   = m;
     c   = g;
   }
-  // The change reached the top group: its maximum may have moved.
-  largest_.set(bytes_of(group_max(levels_.back()[0])));
+  // An entry of the top level went from `old` to `v`.
+  std::uint32_t const top = units(largest_.get());
+  if (v >= top) {
+    largest_.set(bytes_of(v));
+  } else if (old >= top) {  // the maximum shrank
+    largest_.set(bytes_of(top_max()));
+  }
 }
 
-// The lowest chunk whose superblocks hold a free block of at least `bytes` (npos if none): one
-// group per level, from the top.
+// The lowest chunk whose superblocks hold a free block of at least `bytes` (npos if none): the
+// first group of the top level that holds one, then one group per level.
 inline std::size_t chunk_stream_arena::first_chunk_fitting(std::size_t bytes) const noexcept {
   if (bytes > largest_.get()) {
     return npos;  // also keeps units(bytes) below 2^32
   }
   std::uint32_t const u = units(bytes);
-  std::size_t i         = 0;  // the group at the level below: entry i of this level
-  for (std::size_t l = levels_.size(); l-- > 0;) {
-    i = i * fan + first_fit_in(levels_[l][i], u);  // the parent's maximum guarantees a hit
+  group const* const t  = level(num_levels_ - 1);
+  std::size_t g         = 0;
+  std::size_t j         = 0;
+  while ((j = first_fit_in(t[g], u)) == fan) {  // largest_ guarantees a hit
+    ++g;
+  }
+  std::size_t i = g * fan + j;  // the group at the level below: entry i of this level
+  for (std::size_t l = num_levels_ - 1; l-- > 0;) {
+    i = i * fan + first_fit_in(level(l)[i], u);  // the parent's maximum guarantees a hit
   }
   return i;
 }

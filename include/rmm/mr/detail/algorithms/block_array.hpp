@@ -1,0 +1,238 @@
+/**
+ * @file block_array.hpp
+ * @brief A superblock's free blocks for chunk_stream_arena: up to a few hundred disjoint blocks
+ * sorted by address, as two arrays of 32-bit units (places and sizes, relative to the
+ * superblock), searched with SSE2 four at a time. Plain host data structure, no CUDA, no locks.
+ * Design: chunk_stream_arena.md, "Free blocks of a superblock".
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h>
+#define RMM_BLOCK_ARRAY_SSE2 1
+#endif
+
+namespace rmm::mr::detail::arena {
+
+/**
+ * @brief Free blocks `{place, size}` in units (the caller's: chunk_stream_arena's are 256 bytes
+ * from the superblock's base), kept sorted by place; the caller keeps them disjoint.
+ *
+ * Places and sizes are two arrays (a structure of arrays) so that one SSE2 compare tests four
+ * entries: first fit (the first block of at least a size), the largest size and the index of the
+ * first block at or after a place each run over ceil(n / 4) vectors, the last one with no
+ * branch on the data. The lanes past the last block are padding that no search can match: size 0
+ * and place 2^32 - 1. One allocation holds both arrays (capacity a multiple of 4); clear() keeps
+ * it, so that a recycled superblock record does not allocate again.
+ *
+ * Not thread-safe: the caller serialises every member.
+ */
+class block_array {
+ public:
+  using unit = std::uint32_t;
+
+  block_array() noexcept = default;
+  block_array(block_array&& o) noexcept : data_{std::move(o.data_)}, n_{o.n_}, cap_{o.cap_} {
+    o.n_   = 0;
+    o.cap_ = 0;
+  }
+  block_array& operator=(block_array&& o) noexcept {
+    data_  = std::move(o.data_);
+    n_     = o.n_;
+    cap_   = o.cap_;
+    o.n_   = 0;
+    o.cap_ = 0;
+    return *this;
+  }
+  block_array(block_array const&)            = delete;
+  block_array& operator=(block_array const&) = delete;
+  ~block_array()                             = default;
+
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+  [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return cap_; }
+  /// @brief Whether every lane past the last block is padding (size 0, place 2^32 - 1) and the
+  /// capacity a multiple of 4: what the vector searches rely on. O(capacity), for validate().
+  [[nodiscard]] bool padded() const noexcept {
+    for (std::size_t i = n_; i < cap_; ++i) {
+      if (places()[i] != pad_place || sizes()[i] != 0) {
+        return false;
+      }
+    }
+    return cap_ % 4 == 0;
+  }
+  /// @brief The place of block @p i (< size()).
+  [[nodiscard]] unit place(std::size_t i) const noexcept { return places()[i]; }
+  /// @brief The size of block @p i (< size()).
+  [[nodiscard]] unit length(std::size_t i) const noexcept { return sizes()[i]; }
+
+  /// @brief Room for at least @p n blocks. @throws std::bad_alloc; the array is then unchanged.
+  void reserve(std::size_t n) {
+    if (n > cap_) {
+      grow(n);
+    }
+  }
+
+  /// @brief Removes every block, keeping the capacity. Never throws.
+  void clear() noexcept {
+    for (std::size_t i = 0; i < n_; ++i) {
+      places()[i] = pad_place;
+      sizes()[i]  = 0;
+    }
+    n_ = 0;
+  }
+
+  /// @brief The one block {place, size}: clear() and then insert(0, ...). @throws std::bad_alloc
+  /// (only where the capacity is 0); the array is then unchanged.
+  void assign_one(unit place, unit size) {
+    reserve(1);
+    clear();
+    insert(0, place, size);
+  }
+
+  /// @brief Inserts {place, size} before block @p i (<= size()); the caller reserved room
+  /// (size() < capacity()) and keeps the order. Never throws.
+  void insert(std::size_t i, unit place, unit size) noexcept {
+    unit* const p = places();
+    unit* const s = sizes();
+    std::memmove(p + i + 1, p + i, (n_ - i) * sizeof(unit));
+    std::memmove(s + i + 1, s + i, (n_ - i) * sizeof(unit));
+    p[i] = place;
+    s[i] = size;
+    ++n_;
+  }
+
+  /// @brief Removes block @p i (< size()). Never throws.
+  void erase(std::size_t i) noexcept {
+    unit* const p = places();
+    unit* const s = sizes();
+    --n_;
+    std::memmove(p + i, p + i + 1, (n_ - i) * sizeof(unit));
+    std::memmove(s + i, s + i + 1, (n_ - i) * sizeof(unit));
+    p[n_] = pad_place;
+    s[n_] = 0;
+  }
+
+  /// @brief Block @p i is now {place, size} (the caller keeps the order). Never throws.
+  void set(std::size_t i, unit place, unit size) noexcept {
+    places()[i] = place;
+    sizes()[i]  = size;
+  }
+
+  /// @brief The index of the first block of at least @p u (>= 1) units, or size() if none.
+  [[nodiscard]] std::size_t first_fit(unit u) const noexcept {
+    unit const* const s = sizes();
+#ifdef RMM_BLOCK_ARRAY_SSE2
+    __m128i const key = _mm_set1_epi32(static_cast<int>((u - 1) ^ bias));  // >= u as > u - 1
+    for (std::size_t i = 0; i < n_; i += 4) {
+      __m128i const gt = _mm_cmpgt_epi32(biased(s + i), key);
+      if (int const m = _mm_movemask_ps(_mm_castsi128_ps(gt)); m != 0) {
+        return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+      }
+    }
+    return n_;
+#else
+    std::size_t i = 0;
+    while (i < n_ && s[i] < u) {
+      ++i;
+    }
+    return i;
+#endif
+  }
+
+  /// @brief The largest size, 0 if there is no block.
+  [[nodiscard]] unit max_length() const noexcept {
+    unit const* const s = sizes();
+#ifdef RMM_BLOCK_ARRAY_SSE2
+    // SSE2 has no 32-bit max: a compare and a select per vector, over the biased values (the
+    // padding, 0, is the least).
+    auto const max = [](__m128i a, __m128i b) {
+      __m128i const gt = _mm_cmpgt_epi32(a, b);
+      return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b));
+    };
+    __m128i m = _mm_set1_epi32(static_cast<int>(bias));
+    for (std::size_t i = 0; i < n_; i += 4) {
+      m = max(m, biased(s + i));
+    }
+    m = max(m, _mm_shuffle_epi32(m, 0x4E));  // lanes 2 3 0 1
+    m = max(m, _mm_shuffle_epi32(m, 0xB1));  // lanes 1 0 3 2
+    return static_cast<unit>(_mm_cvtsi128_si32(m)) ^ bias;
+#else
+    unit m = 0;
+    for (std::size_t i = 0; i < n_; ++i) {
+      m = m < s[i] ? s[i] : m;
+    }
+    return m;
+#endif
+  }
+
+  /// @brief The index of the first block whose place is at least @p place (size() if none): the
+  /// number of places below it, counted over every vector (no exit that depends on the data).
+  [[nodiscard]] std::size_t first_at_or_after(unit place) const noexcept {
+    unit const* const p = places();
+#ifdef RMM_BLOCK_ARRAY_SSE2
+    __m128i const key = _mm_set1_epi32(static_cast<int>(place ^ bias));
+    __m128i count     = _mm_setzero_si128();
+    for (std::size_t i = 0; i < n_; i += 4) {
+      count = _mm_sub_epi32(count, _mm_cmplt_epi32(biased(p + i), key));  // a hit is -1
+    }
+    count = _mm_add_epi32(count, _mm_shuffle_epi32(count, 0x4E));
+    count = _mm_add_epi32(count, _mm_shuffle_epi32(count, 0xB1));
+    return static_cast<std::size_t>(_mm_cvtsi128_si32(count));
+#else
+    std::size_t i = 0;
+    while (i < n_ && p[i] < place) {
+      ++i;
+    }
+    return i;
+#endif
+  }
+
+ private:
+  static constexpr unit pad_place = std::numeric_limits<unit>::max();
+  static constexpr unit bias      = 0x80000000U;
+
+  // The capacity doubled (from 4) until it holds n; the blocks moved, the new lanes padding.
+  void grow(std::size_t n) {
+    std::size_t cap = cap_ == 0 ? 4 : cap_;
+    while (cap < n) {
+      cap *= 2;
+    }
+    auto d = std::make_unique<unit[]>(2 * cap);
+    if (n_ != 0) {  // data_ may be null otherwise
+      std::memcpy(d.get(), places(), n_ * sizeof(unit));
+      std::memcpy(d.get() + cap, sizes(), n_ * sizeof(unit));
+    }
+    for (std::size_t i = n_; i < cap; ++i) {
+      d[i]       = pad_place;
+      d[cap + i] = 0;
+    }
+    data_ = std::move(d);
+    cap_  = static_cast<std::uint32_t>(cap);
+  }
+
+  [[nodiscard]] unit* places() const noexcept { return data_.get(); }
+  [[nodiscard]] unit* sizes() const noexcept { return data_.get() + cap_; }
+
+#ifdef RMM_BLOCK_ARRAY_SSE2
+  // Four entries, biased by 2^31: SSE2 compares 32-bit lanes as signed.
+  static __m128i biased(unit const* v) noexcept {
+    return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<__m128i const*>(v)),
+                         _mm_set1_epi32(static_cast<int>(bias)));
+  }
+#endif
+
+  std::unique_ptr<unit[]> data_;  // places()[cap_], then sizes()[cap_]; cap_ a multiple of 4
+  std::uint32_t n_{};
+  std::uint32_t cap_{};
+};
+
+}  // namespace rmm::mr::detail::arena
+
+#undef RMM_BLOCK_ARRAY_SSE2
