@@ -138,11 +138,7 @@ class block_array {
     }
     return n_;
 #else
-    std::size_t i = 0;
-    while (i < n_ && s[i] < u) {
-      ++i;
-    }
-    return i;
+    return first_at_least(s, n_, u);
 #endif
   }
 
@@ -186,11 +182,7 @@ class block_array {
     count = _mm_add_epi32(count, _mm_shuffle_epi32(count, 0xB1));
     return static_cast<std::size_t>(_mm_cvtsi128_si32(count));
 #else
-    std::size_t i = 0;
-    while (i < n_ && p[i] < place) {
-      ++i;
-    }
-    return i;
+    return first_at_least(p, n_, place);
 #endif
   }
 
@@ -215,6 +207,15 @@ class block_array {
     }
     data_ = std::move(d);
     cap_  = static_cast<std::uint32_t>(cap);
+  }
+
+  // The scalar searches: the index of the first of v[0 .. n) that is at least key, n if none.
+  [[maybe_unused]] static std::size_t first_at_least(unit const* v, std::size_t n, unit key) {
+    std::size_t i = 0;
+    while (i < n && v[i] < key) {
+      ++i;
+    }
+    return i;
   }
 
   [[nodiscard]] unit* places() const noexcept { return data_.get(); }
