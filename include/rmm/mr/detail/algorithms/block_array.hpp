@@ -7,16 +7,13 @@
  */
 #pragma once
 
+#include <rmm/mr/detail/algorithms/sse2_u32.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
-
-#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
-#include <emmintrin.h>
-#define RMM_BLOCK_ARRAY_SSE2 1
-#endif
 
 namespace rmm::mr::detail::arena {
 
@@ -128,10 +125,10 @@ class block_array {
   /// @brief The index of the first block of at least @p u (>= 1) units, or size() if none.
   [[nodiscard]] std::size_t first_fit(unit u) const noexcept {
     unit const* const s = sizes();
-#ifdef RMM_BLOCK_ARRAY_SSE2
-    __m128i const key = _mm_set1_epi32(static_cast<int>((u - 1) ^ bias));  // >= u as > u - 1
+#ifdef RMM_DETAIL_SSE2
+    __m128i const key = sse2::splat_biased(u - 1);  // >= u as > u - 1
     for (std::size_t i = 0; i < n_; i += 4) {
-      __m128i const gt = _mm_cmpgt_epi32(biased(s + i), key);
+      __m128i const gt = _mm_cmpgt_epi32(sse2::load_biased(s + i), key);
       if (int const m = _mm_movemask_ps(_mm_castsi128_ps(gt)); m != 0) {
         return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(m)));
       }
@@ -145,20 +142,12 @@ class block_array {
   /// @brief The largest size, 0 if there is no block.
   [[nodiscard]] unit max_length() const noexcept {
     unit const* const s = sizes();
-#ifdef RMM_BLOCK_ARRAY_SSE2
-    // SSE2 has no 32-bit max: a compare and a select per vector, over the biased values (the
-    // padding, 0, is the least).
-    auto const max = [](__m128i a, __m128i b) {
-      __m128i const gt = _mm_cmpgt_epi32(a, b);
-      return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b));
-    };
-    __m128i m = _mm_set1_epi32(static_cast<int>(bias));
+#ifdef RMM_DETAIL_SSE2
+    __m128i m = sse2::splat_biased(0);  // the padding, 0, is the least
     for (std::size_t i = 0; i < n_; i += 4) {
-      m = max(m, biased(s + i));
+      m = sse2::max_biased(m, sse2::load_biased(s + i));
     }
-    m = max(m, _mm_shuffle_epi32(m, 0x4E));  // lanes 2 3 0 1
-    m = max(m, _mm_shuffle_epi32(m, 0xB1));  // lanes 1 0 3 2
-    return static_cast<unit>(_mm_cvtsi128_si32(m)) ^ bias;
+    return sse2::fold_max(m);
 #else
     unit m = 0;
     for (std::size_t i = 0; i < n_; ++i) {
@@ -172,11 +161,11 @@ class block_array {
   /// number of places below it, counted over every vector (no exit that depends on the data).
   [[nodiscard]] std::size_t first_at_or_after(unit place) const noexcept {
     unit const* const p = places();
-#ifdef RMM_BLOCK_ARRAY_SSE2
-    __m128i const key = _mm_set1_epi32(static_cast<int>(place ^ bias));
+#ifdef RMM_DETAIL_SSE2
+    __m128i const key = sse2::splat_biased(place);
     __m128i count     = _mm_setzero_si128();
     for (std::size_t i = 0; i < n_; i += 4) {
-      count = _mm_sub_epi32(count, _mm_cmplt_epi32(biased(p + i), key));  // a hit is -1
+      count = _mm_sub_epi32(count, _mm_cmplt_epi32(sse2::load_biased(p + i), key));  // a hit: -1
     }
     count = _mm_add_epi32(count, _mm_shuffle_epi32(count, 0x4E));
     count = _mm_add_epi32(count, _mm_shuffle_epi32(count, 0xB1));
@@ -188,7 +177,6 @@ class block_array {
 
  private:
   static constexpr unit pad_place = std::numeric_limits<unit>::max();
-  static constexpr unit bias      = 0x80000000U;
 
   // The capacity doubled (from 4) until it holds n; the blocks moved, the new lanes padding.
   void grow(std::size_t n) {
@@ -221,19 +209,9 @@ class block_array {
   [[nodiscard]] unit* places() const noexcept { return data_.get(); }
   [[nodiscard]] unit* sizes() const noexcept { return data_.get() + cap_; }
 
-#ifdef RMM_BLOCK_ARRAY_SSE2
-  // Four entries, biased by 2^31: SSE2 compares 32-bit lanes as signed.
-  static __m128i biased(unit const* v) noexcept {
-    return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<__m128i const*>(v)),
-                         _mm_set1_epi32(static_cast<int>(bias)));
-  }
-#endif
-
   std::unique_ptr<unit[]> data_;  // places()[cap_], then sizes()[cap_]; cap_ a multiple of 4
   std::uint32_t n_{};
   std::uint32_t cap_{};
 };
 
 }  // namespace rmm::mr::detail::arena
-
-#undef RMM_BLOCK_ARRAY_SSE2

@@ -83,14 +83,12 @@ class chunk_stream_arena {
     chunk_head_.assign(chunks, none);
     starts_.assign((chunks + 63) / 64, 0);
     starts_sum_.assign((starts_.size() + 63) / 64, 0);
-    std::size_t n = chunks, groups = 0, total = 0;
+    std::size_t n = chunks, total = 0;
     do {  // each level is whole groups of `fan`, the top at most top_groups of them
-      groups                   = (n + fan - 1) / fan;
+      n                        = (n + fan - 1) / fan;
       level_at_[num_levels_++] = static_cast<std::uint32_t>(total);
-      total += groups;
-      n = groups;
-    } while (groups > top_groups);
-    top_size_ = static_cast<std::uint32_t>(groups);
+      total += n;
+    } while (n > top_groups);
     tree_.resize(total);
   }
 
@@ -478,6 +476,10 @@ class chunk_stream_arena {
   [[nodiscard]] group const* level(std::size_t l) const noexcept {
     return tree_.data() + level_at_[l];
   }
+  // Groups of level l: up to the next level's first group, or to the end for the top.
+  [[nodiscard]] std::size_t groups_of(std::size_t l) const noexcept {
+    return (l + 1 < num_levels_ ? level_at_[l + 1] : tree_.size()) - level_at_[l];
+  }
   [[nodiscard]] std::uint32_t top_max() const noexcept;
   [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept;
   [[nodiscard]] static std::size_t first_fit_in(group const& g, std::uint32_t u) noexcept;
@@ -574,7 +576,6 @@ class chunk_stream_arena {
   std::vector<group> tree_;                 // max tree in units: its levels, leaves first
   std::uint32_t level_at_[max_levels]{};    // the first group of each level in tree_
   std::uint32_t num_levels_{};
-  std::uint32_t top_size_{};         // groups of the top level (1 .. top_groups)
   relaxed_size largest_;             // the maximum of the top level
   relaxed_size largest_superblock_;  // the largest superblock ever added
   std::uint32_t empty_head_{none};

@@ -102,28 +102,25 @@ inline void chunk_stream_arena::validate() const {
     bool const sum = ((starts_sum_[w >> 6U] >> (w & 63U)) & 1U) != 0;
     expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);
   }
-  auto const entry  = [&](std::size_t l, std::size_t e) { return level(l)[e / fan].v[e % fan]; };
-  auto const groups = [&](std::size_t l) {
-    return (l + 1 < num_levels_ ? level_at_[l + 1] : tree_.size()) - level_at_[l];
-  };
+  auto const entry = [&](std::size_t l, std::size_t e) { return level(l)[e / fan].v[e % fan]; };
   expect(num_levels_ >= 1 && num_levels_ <= max_levels && level_at_[0] == 0,
          "max tree shape is off",
          num_levels_);
-  expect(groups(0) == (leaf.size() + fan - 1) / fan, "max tree shape is off", 0);
-  for (std::size_t c = 0; c < groups(0) * fan; ++c) {
+  expect(groups_of(0) == (leaf.size() + fan - 1) / fan, "max tree shape is off", 0);
+  for (std::size_t c = 0; c < groups_of(0) * fan; ++c) {
     expect(entry(0, c) == (c < leaf.size() ? units(leaf[c]) : 0), "max tree leaves are off", c);
   }
   // Every level is whole groups of `fan`, the top 1 .. top_groups of them and every level below
   // more; an entry above is the maximum of its group below, and the entries past the last group
   // below are zero.
-  expect(groups(num_levels_ - 1) == top_size_ && top_size_ >= 1 && top_size_ <= top_groups,
-         "max tree shape is off",
-         top_size_);
+  std::size_t const top_size = groups_of(num_levels_ - 1);
+  expect(top_size >= 1 && top_size <= top_groups, "max tree shape is off", top_size);
   for (std::size_t l = 0; l + 1 < num_levels_; ++l) {
-    std::size_t const below = groups(l);
-    expect(
-        below > top_groups && groups(l + 1) == (below + fan - 1) / fan, "max tree shape is off", l);
-    for (std::size_t g = 0; g < groups(l + 1) * fan; ++g) {
+    std::size_t const below = groups_of(l);
+    expect(below > top_groups && groups_of(l + 1) == (below + fan - 1) / fan,
+           "max tree shape is off",
+           l);
+    for (std::size_t g = 0; g < groups_of(l + 1) * fan; ++g) {
       std::uint32_t const m = g < below ? group_max(level(l)[g]) : 0;
       expect(entry(l + 1, g) == m, "max tree is off", g);
     }

@@ -8,33 +8,20 @@
 #pragma once
 
 #include <rmm/mr/detail/algorithms/chunk_stream_arena.hpp>
+#include <rmm/mr/detail/algorithms/sse2_u32.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
-#include <emmintrin.h>
-#define RMM_CHUNK_ARENA_SSE2 1
-#endif
-
 namespace rmm::mr::detail::arena {
 
-#ifdef RMM_CHUNK_ARENA_SSE2
-// Lanes 4k .. 4k + 3 of a group, biased by 2^31: SSE2 compares 32-bit lanes as signed, so an
-// unsigned order is the signed order of the biased values.
-inline __m128i chunk_arena_biased(std::uint32_t const* v, int k) noexcept {
-  return _mm_xor_si128(_mm_load_si128(reinterpret_cast<__m128i const*>(v) + k),
-                       _mm_set1_epi32(static_cast<int>(0x80000000U)));
-}
-#endif
-
 inline std::size_t chunk_stream_arena::first_fit_in(group const& g, std::uint32_t u) noexcept {
-#ifdef RMM_CHUNK_ARENA_SSE2
+#ifdef RMM_DETAIL_SSE2
   // `entry >= u` as `entry > u - 1` (u >= 1), biased; the four masks packed to 16 bytes, one bit
   // each.
-  __m128i const key = _mm_set1_epi32(static_cast<int>((u - 1) ^ 0x80000000U));
-  auto const ge     = [&](int k) { return _mm_cmpgt_epi32(chunk_arena_biased(g.v, k), key); };
+  __m128i const key = sse2::splat_biased(u - 1);
+  auto const ge     = [&](int k) { return _mm_cmpgt_epi32(sse2::load_biased(g.v + 4 * k), key); };
   __m128i const lo  = _mm_packs_epi32(ge(0), ge(1));
   __m128i const hi  = _mm_packs_epi32(ge(2), ge(3));
   auto const mask   = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
@@ -48,18 +35,11 @@ inline std::size_t chunk_stream_arena::first_fit_in(group const& g, std::uint32_
 }
 
 inline std::uint32_t chunk_stream_arena::group_max(group const& g) noexcept {
-#ifdef RMM_CHUNK_ARENA_SSE2
-  // Maxima of the biased values (SSE2 has no 32-bit max): a compare and a select per step, the 16
-  // entries folded to 4 and then to 1.
-  auto const load = [&](int k) { return chunk_arena_biased(g.v, k); };
-  auto const max  = [](__m128i a, __m128i b) {
-    __m128i const gt = _mm_cmpgt_epi32(a, b);
-    return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b));
-  };
-  __m128i m = max(max(load(0), load(1)), max(load(2), load(3)));
-  m         = max(m, _mm_shuffle_epi32(m, 0x4E));  // lanes 2 3 0 1
-  m         = max(m, _mm_shuffle_epi32(m, 0xB1));  // lanes 1 0 3 2
-  return static_cast<std::uint32_t>(_mm_cvtsi128_si32(m)) ^ 0x80000000U;
+#ifdef RMM_DETAIL_SSE2
+  // The 16 entries folded to 4, then to 1.
+  auto const load = [&](int k) { return sse2::load_biased(g.v + 4 * k); };
+  return sse2::fold_max(
+      sse2::max_biased(sse2::max_biased(load(0), load(1)), sse2::max_biased(load(2), load(3))));
 #else
   std::uint32_t m = 0;
   for (std::uint32_t const x : g.v) {
@@ -71,9 +51,10 @@ inline std::uint32_t chunk_stream_arena::group_max(group const& g) noexcept {
 
 // The maximum of the top level's groups (at most top_groups).
 inline std::uint32_t chunk_stream_arena::top_max() const noexcept {
-  group const* const t = level(num_levels_ - 1);
-  std::uint32_t m      = 0;
-  for (std::size_t g = 0; g < top_size_; ++g) {
+  group const* const t   = level(num_levels_ - 1);
+  std::size_t const size = groups_of(num_levels_ - 1);
+  std::uint32_t m        = 0;
+  for (std::size_t g = 0; g < size; ++g) {
     m = std::max(m, group_max(t[g]));
   }
   return m;
@@ -144,5 +125,3 @@ inline std::size_t chunk_stream_arena::first_chunk_fitting(std::size_t bytes) co
 }
 
 }  // namespace rmm::mr::detail::arena
-
-#undef RMM_CHUNK_ARENA_SSE2

@@ -1,0 +1,49 @@
+/**
+ * @file sse2_u32.hpp
+ * @brief SSE2 helpers for unsigned 32-bit lanes, shared by the arena's vector searches
+ * (chunk_stream_arena's max tree and block_array): SSE2 compares 32-bit lanes as signed only, so
+ * values are compared biased by 2^31, whose signed order is the unsigned order of the values.
+ *
+ * Defines RMM_DETAIL_SSE2 (kept defined for the headers that include this one) where SSE2 is there:
+ * every x86-64 host compiler, not nvcc's device pass. Where it is not, the includers use scalar
+ * loops. Plain host code, no state.
+ */
+#pragma once
+
+#include <cstdint>
+
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h>
+#define RMM_DETAIL_SSE2 1
+#endif
+
+#ifdef RMM_DETAIL_SSE2
+namespace rmm::mr::detail::sse2 {
+
+inline constexpr std::uint32_t bias = 0x80000000U;
+
+/// @brief @p x biased, in all four lanes.
+inline __m128i splat_biased(std::uint32_t x) noexcept {
+  return _mm_set1_epi32(static_cast<int>(x ^ bias));
+}
+
+/// @brief The four values at @p v (any alignment), biased.
+inline __m128i load_biased(std::uint32_t const* v) noexcept {
+  return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<__m128i const*>(v)), splat_biased(0));
+}
+
+/// @brief The lane-wise maximum of biased values (SSE2 has no 32-bit max: a compare and a select).
+inline __m128i max_biased(__m128i a, __m128i b) noexcept {
+  __m128i const gt = _mm_cmpgt_epi32(a, b);
+  return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b));
+}
+
+/// @brief The largest of the four biased lanes of @p m, unbiased.
+inline std::uint32_t fold_max(__m128i m) noexcept {
+  m = max_biased(m, _mm_shuffle_epi32(m, 0x4E));  // lanes 2 3 0 1
+  m = max_biased(m, _mm_shuffle_epi32(m, 0xB1));  // lanes 1 0 3 2
+  return static_cast<std::uint32_t>(_mm_cvtsi128_si32(m)) ^ bias;
+}
+
+}  // namespace rmm::mr::detail::sse2
+#endif
