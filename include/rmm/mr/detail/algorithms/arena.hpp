@@ -439,7 +439,9 @@ class global_arena {
 
   std::uintptr_t base_;
   std::size_t size_;
-  tlsf_free_list free_{allocation_granularity};  // large blocks are its marked grants
+  // Large blocks are its marked grants. Its map erases by tombstone: nearly every large free
+  // merges a neighbour (address_map.hpp says why, and why the pool's does not).
+  tlsf_free_list free_{allocation_granularity, address_map::erase_mode::tombstone};
   piece_map pieces_;
 };
 

@@ -60,9 +60,14 @@ class tlsf_free_list {
   /**
    * @brief Creates an empty free list.
    * @param granularity Unit of every address and size handled; a power of two (e.g. 256).
+   * @param erase How the block-address map erases (address_map::erase_mode): `tombstone` suits a
+   * list of up to a few thousand blocks whose frees merge on most calls (the arena's global
+   * arena); the default, `shift`, suits every size.
    * @throws std::invalid_argument if @p granularity is not a power of two.
    */
-  explicit tlsf_free_list(std::size_t granularity) : granularity_{granularity} {
+  explicit tlsf_free_list(std::size_t granularity,
+                          address_map::erase_mode erase = address_map::erase_mode::shift)
+      : granularity_{granularity}, by_address_{erase} {
     if (granularity == 0 || (granularity & (granularity - 1)) != 0) {
       throw std::invalid_argument("tlsf_free_list: granularity " + std::to_string(granularity) +
                                   " is not a power of two");

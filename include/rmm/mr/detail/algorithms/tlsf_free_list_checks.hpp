@@ -166,6 +166,7 @@ inline void tlsf_free_list::validate() const {
     ++spare;
   }
   expect(spare + by_address_.size() == blocks_.size(), "descriptor accounting is off");
+  by_address_.validate();
 }
 
 inline void tlsf_free_list::validate_regions() const {
