@@ -88,7 +88,7 @@ inline void tlsf_free_list::absorb_next(index_t idx) noexcept {
   drop_block(next);
 }
 
-inline void tlsf_free_list::link_free(index_t idx) noexcept {
+[[gnu::always_inline]] inline void tlsf_free_list::link_free(index_t idx) noexcept {
   block& b           = blocks_[idx];
   free_index& x      = index_[b.tag];
   size_class const c = class_of_size(b.size);
