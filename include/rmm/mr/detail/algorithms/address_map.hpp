@@ -12,9 +12,9 @@
  * probe run, rehashing each key in it, with a loop exit the branch predictor cannot learn: about
  * 87 instructions and 1.9 mispredicted branches per erase in the host model of the arena's
  * n = 100,000 / max 64 MiB row. A tombstone is one store, and took 7 % and 5 % off the arena's
- * n = 100,000 / max 64 and 4096 MiB rows on the H200. For the pool they did not pay: its
- * n = 1,000 rows read 3-15 % slower with them (cachegrind counted the same instructions and L1
- * misses; the cause was not found), and without the clearing step below, purging its map of 10^5
+ * n = 100,000 / max 64 and 4096 MiB rows on the H200. For the pool they did not pay: five of
+ * its six n = 1,000 rows read 3-15 % slower with them (cachegrind counted the same instructions and
+ * L1 misses; the cause was not found), and without the clearing step below, purging its map of 10^5
  * keys made its n = 100,000 / max 1 MiB row 1.7x slower in the host model. So the owner chooses:
  * the global arena's free list, whose blocks are superblocks and large blocks of at least 2 MiB
  * (a few thousand), erases by tombstone; the pool's keeps the backward shift.
