@@ -2,10 +2,11 @@
  * @file address_map_fuzz.cpp
  * @brief libFuzzer target: decodes the input into inserts, erases and finds on an address_map
  * (the free lists' block-address index) in the erase mode the input picks, applies the same ones to
- * a std::unordered_map, and aborts on any disagreement or broken invariant (validate: each key's
- * stored probe distance, the Robin Hood order of distances, the count, the load). Keys come from a
- * small set of addresses at a stride chosen by the input, so that probe runs collide, wrap around
- * the table's end, and shift back on erases.
+ * a std::unordered_map, and aborts on any disagreement or broken invariant (validate: every key
+ * reachable from its home and stored once, the counts of keys and tombstones, at most half of the
+ * slots taken, no tombstone in shift mode). Keys come from a small set of addresses at a stride
+ * chosen by the input, so that probe runs collide, wrap around the table's end, shift back, or
+ * fill with tombstones and get purged in place.
  *
  * Input: each operation is an opcode byte and its operands; a missing byte reads as zero, so every
  * input is a valid program.
