@@ -1,10 +1,10 @@
 /**
  * @file block_array_fuzz.cpp
- * @brief libFuzzer target: decodes the input into inserts, erases, changes, clears and reserves
- * on a block_array (chunk_stream_arena's free blocks of one superblock), applies the same ones to
- * a sorted std::vector of {place, size}, and aborts on any disagreement: the blocks, the largest
- * size, and first_fit and first_at_or_after for probes from the input (32-bit values, so both
- * sides of 2^31, where the SSE2 searches bias their compares).
+ * @brief libFuzzer target: decodes the input into inserts, erases, changes, clears, releases and
+ * reserves on a block_array (chunk_stream_arena's free blocks of one superblock), applies the same
+ * ones to a sorted std::vector of {place, size}, and aborts on any disagreement: the blocks, the
+ * largest size, and first_fit and first_at_or_after for probes from the input (32-bit values, so
+ * both sides of 2^31, where the SSE2 searches bias their compares).
  *
  * Input: each operation is an opcode byte and its operands; a missing byte reads as zero, so every
  * input is a valid program.
@@ -89,8 +89,13 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
           a.set(i, m[i].first, m[i].second);
         }
         break;
-      case 6:
-        a.clear();
+      case 6:  // clear (the storage kept) or release (freed), as the operand's low bit says
+        if ((in.byte() & 1U) != 0) {
+          a.release();
+          FUZZ_CHECK(a.capacity() == 0);
+        } else {
+          a.clear();
+        }
         m.clear();
         break;
       default:

@@ -131,7 +131,7 @@ TEST_CASE("block_array: randomised changes match the reference model", "[arena][
     model m;
     for (int step = 0; step < 4000; ++step) {
       auto const op = rng() % 100U;
-      // Grows to about 200 blocks (past the 128 the arena keeps in an array) and back.
+      // Grows to about 200 blocks and back.
       bool const grow = (step / 1000) % 2 == 0;
       if (m.empty() || op < (grow ? 55U : 35U)) {
         unit const place = draw();
@@ -192,4 +192,30 @@ TEST_CASE("block_array: assign_one and moves keep the blocks", "[arena][block_ar
   CHECK(a.capacity() == 16);
   CHECK(a.max_length() == 1);
   CHECK(a.first_at_or_after(1) == 1);
+}
+
+TEST_CASE("block_array: release frees the storage and the array serves again",
+          "[arena][block_array]") {
+  block_array a;
+  for (unit i = 0; i < 300; ++i) {
+    a.reserve(a.size() + 1);
+    a.insert(a.size(), 2 * i, i + 1);
+  }
+  CHECK(a.capacity() == 512);
+  a.release();
+  CHECK(a.size() == 0);
+  CHECK(a.capacity() == 0);
+  CHECK(a.padded());
+  CHECK(a.first_fit(1) == 0);
+  CHECK(a.max_length() == 0);
+  CHECK(a.first_at_or_after(0) == 0);
+  a.release();  // again: nothing to free
+  CHECK(a.capacity() == 0);
+  a.assign_one(9, 4);
+  CHECK(a.capacity() == 4);
+  CHECK(a.padded());
+  CHECK(a.first_fit(4) == 0);
+  CHECK(a.first_fit(5) == 1);
+  CHECK(a.max_length() == 4);
+  CHECK(a.first_at_or_after(10) == 1);
 }

@@ -72,6 +72,14 @@ class harness {
     REQUIRE(arena_.held_bytes() == 0);
   }
 
+  // n more allocations (and the superblocks they need), checked at the end.
+  void fill(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      allocate();
+    }
+    check();
+  }
+
   // Every other live block in address order back: isolated free blocks, more than
   // small_block_limit in any superblock holding over twice as many live ones.
   void free_every_other() {
@@ -228,12 +236,48 @@ TEST_CASE("chunk_stream_arena: many small blocks switch superblocks to trees and
     for (int i = 0; i < 6000; ++i) {
       h.step();
     }
+    h.fill(3 * chunk_stream_arena::small_block_limit);  // enough live blocks for a tree
     h.free_every_other();
     CHECK(h.max_trees > 0);
     for (int i = 0; i < 2000; ++i) {
       h.step();  // random steps over the trees, checked against the model at every step
     }
     h.drain();
+  }
+}
+
+TEST_CASE("chunk_stream_arena: the array up to its limit, then the tree; recycled records trimmed",
+          "[arena][chunk]") {
+  constexpr std::size_t limit = chunk_stream_arena::small_block_limit;
+  constexpr std::size_t unit  = arena::allocation_granularity;
+  // Cache 0: a superblock that becomes entirely free is taken out and its record recycled, so
+  // every round reuses the slot the previous one left (validate() checks it was trimmed).
+  rmm::test::test_stream_arena a{0};
+  for (std::size_t const holes : {limit - 1, limit, std::size_t{200}, std::size_t{3}, limit + 1}) {
+    CAPTURE(holes);
+    a.add_superblock(B, SB);
+    std::vector<std::uintptr_t> blocks;
+    for (std::size_t i = 0; i < SB / unit; ++i) {
+      auto const p = a.allocate(unit);
+      REQUIRE(p == B + i * unit);  // first fit: the superblock fills in address order
+      blocks.push_back(*p);
+    }
+    for (std::size_t i = 0; i < holes; ++i) {
+      REQUIRE_FALSE(a.deallocate(blocks[2 * i], unit).has_value());  // isolated free blocks
+    }
+    CHECK(a.num_tree_superblocks() == (holes > limit ? 1U : 0U));
+    CHECK(a.largest_free_block_hint() == unit);
+    a.validate();
+    std::size_t released = 0;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (i % 2 != 0 || i >= 2 * holes) {
+        released += a.deallocate(blocks[i], unit).has_value() ? 1U : 0U;
+      }
+    }
+    CHECK(released == 1);  // the last free empties the superblock, which goes back
+    CHECK(a.num_superblocks() == 0);
+    CHECK(a.num_tree_superblocks() == 0);
+    a.validate();
   }
 }
 

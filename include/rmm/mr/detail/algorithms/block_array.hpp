@@ -26,7 +26,7 @@ namespace rmm::mr::detail::arena {
  * first block at or after a place each run over ceil(n / 4) vectors, the last one with no
  * branch on the data. The lanes past the last block are padding that no search can match: size 0
  * and place 2^32 - 1. One allocation holds both arrays (capacity a multiple of 4); clear() keeps
- * it, so that a recycled superblock record does not allocate again.
+ * it, so that a recycled superblock record does not allocate again; release() frees it.
  *
  * Not thread-safe: the caller serialises every member.
  */
@@ -83,6 +83,14 @@ class block_array {
       sizes()[i]  = 0;
     }
     n_ = 0;
+  }
+
+  /// @brief Removes every block and frees the storage (capacity 0), for a record whose array grew
+  /// far past what its next superblock is likely to need. Never throws.
+  void release() noexcept {
+    data_.reset();
+    n_   = 0;
+    cap_ = 0;
   }
 
   /// @brief The one block {place, size}: clear() and then insert(0, ...). @throws std::bad_alloc

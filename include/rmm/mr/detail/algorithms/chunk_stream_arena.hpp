@@ -45,7 +45,14 @@ namespace rmm::mr::detail::arena {
 class chunk_stream_arena {
  public:
   /// @brief Free blocks a superblock keeps in its sorted array; one more switches it to a tree.
-  static constexpr std::size_t small_block_limit = 128;
+  static constexpr std::size_t small_block_limit = 512;
+
+  /// @brief The most array capacity (in blocks) a superblock record keeps when its superblock is
+  /// taken out; a larger array is freed (block_array::release), so that records recycled many
+  /// times do not each hold small_block_limit blocks of storage. (A superblock whose blocks move
+  /// to a tree keeps its array's storage: going back to the array when it is entirely free must
+  /// not allocate, since that free cannot fail after changing the tree.)
+  static constexpr std::size_t kept_block_capacity = 128;
 
   /// @brief The largest range an arena indexes: the max tree keeps sizes as 32-bit counts of
   /// allocation_granularity units, so the range is at most 2^32 - 1 units, about 1 TiB.
@@ -550,10 +557,19 @@ class chunk_stream_arena {
     }
     sb.size     = 0;
     sb.max_free = 0;
-    sb.blocks.clear();  // keeps its capacity for the slot's next superblock
+    trim_blocks(sb);  // the slot's next superblock reuses up to kept_block_capacity
     sb.next_in_chunk = none;
     spare_slots_.push_back(s);  // never throws: capacity reserved in add_superblock
     refresh_leaf(c);
+  }
+
+  // Empties sb's array, keeping its storage unless it holds more than kept_block_capacity.
+  static void trim_blocks(sb_rec& sb) noexcept {
+    if (sb.blocks.capacity() > kept_block_capacity) {
+      sb.blocks.release();
+    } else {
+      sb.blocks.clear();
+    }
   }
 
   static void expect(bool ok, char const* what, std::uintptr_t at) {

@@ -112,7 +112,7 @@ inline void chunk_stream_arena::to_tree(sb_rec& sb) {
                         sb.base + sb.size);
   }
   sb.tree = std::move(tree);
-  sb.blocks.clear();  // keeps its capacity
+  sb.blocks.clear();  // keeps its capacity: give() refills it, without allocating, once sb is free
   ++num_trees_;
 }
 

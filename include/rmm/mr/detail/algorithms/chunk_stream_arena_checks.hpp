@@ -76,7 +76,9 @@ inline void chunk_stream_arena::validate() const {
       };
       if (sb.tree) {
         sb.tree->validate();
-        expect(sb.blocks.empty(), "superblock with both a tree and an array", sb.base);
+        expect(sb.blocks.empty() && sb.blocks.capacity() != 0,
+               "superblock with both a tree and an array, or no room to go back to one",
+               sb.base);
         sb.tree->for_each(visit);
         ++trees;
       } else {
@@ -138,6 +140,9 @@ inline void chunk_stream_arena::validate() const {
   for (sb_rec const& sb : sbs_) {
     spare += sb.size == 0 ? 1 : 0;
     expect(sb.size != 0 || !sb.tree, "spare slot with a tree", 0);
+    expect(sb.size != 0 || (sb.blocks.empty() && sb.blocks.capacity() <= kept_block_capacity),
+           "spare slot's array not trimmed",
+           0);
   }
   expect(spare == spare_slots_.size() && spare_slots_.capacity() >= sbs_.size(),
          "slot accounting is off",
