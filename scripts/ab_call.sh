@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A/B of benchmark binaries built from one source against different header trees, for one device
-# call: runs each variant's binary in turn, alternating, for ROUNDS rounds, and prints a table of
-# the medians of the rounds' medians with each variant's ratio to the first one named.
+# call: runs each variant's binary in turn (in reverse order on even rounds), for ROUNDS rounds,
+# and prints a table of the medians of the rounds' medians with each variant's ratio to the first
+# one named.
 #
 #   VARIANTS="new base" FILTER='^mt(ptds)?/fixed_size/' bash scripts/ab_call.sh OUT [ROUNDS]
 #
@@ -23,7 +24,11 @@ mkdir -p "$final"
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}
 t0=$(date +%s)
 for r in $(seq 1 "$rounds"); do
-  for v in $variants; do
+  order=$variants
+  if [ $((r % 2)) -eq 0 ]; then  # even rounds run the variants in reverse: no fixed first place
+    order=$(echo "$variants" | tr ' ' '\n' | tac | tr '\n' ' ')
+  fi
+  for v in $order; do
     timeout "${TIMEOUT:-60}" ".gpu/abf/${prefix}_$v" --benchmark_filter="${FILTER:-.}" \
       --benchmark_repetitions="${REPS:-3}" --benchmark_report_aggregates_only=true \
       --benchmark_out_format=json --benchmark_out="$out/${v}_$r.json" >/dev/null 2>&1 ||
