@@ -51,7 +51,7 @@ unit model_max(model const& m) {
 void check_same(block_array const& a, model const& m, std::vector<unit> const& probes) {
   REQUIRE(a.size() == m.size());
   REQUIRE(a.capacity() >= a.size());
-  REQUIRE(a.capacity() % 4 == 0);
+  REQUIRE(a.capacity() % block_array::lanes_per_step == 0);
   REQUIRE(a.padded());
   for (std::size_t i = 0; i < m.size(); ++i) {
     REQUIRE(a.place(i) == m[i].first);
@@ -90,7 +90,7 @@ TEST_CASE("block_array: an empty array finds nothing", "[arena][block_array]") {
   CHECK(a.first_at_or_after(0) == 0);
   CHECK(a.first_at_or_after(0xFFFFFFFFU) == 0);
   a.reserve(1);
-  CHECK(a.capacity() == 4);
+  CHECK(a.capacity() == block_array::lanes_per_step);
   CHECK(a.first_fit(1) == 0);                    // the padding's size 0 never fits
   CHECK(a.first_at_or_after(0xFFFFFFFFU) == 0);  // nor does its place count as below
 }
@@ -116,9 +116,32 @@ TEST_CASE("block_array: the searches see values above 2^31 in unsigned order",
   CHECK(a.max_length() == 0x7FFFFFF0U);
   a.clear();
   CHECK(a.empty());
-  CHECK(a.capacity() == 4);  // kept
+  CHECK(a.capacity() == block_array::lanes_per_step);  // kept
   CHECK(a.max_length() == 0);
   CHECK(a.first_at_or_after(0xFFFFFFFEU) == 0);
+}
+
+TEST_CASE("block_array: the searches cross every step of 16 blocks", "[arena][block_array]") {
+  static_assert(block_array::lanes_per_step == 16);
+  for (std::size_t const n : {15U, 16U, 17U, 31U, 32U, 33U, 48U}) {
+    block_array a;
+    a.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {  // sizes 1, except the last block's, 1000 + n
+      auto const place = static_cast<unit>(10 * i);
+      a.insert(i, place, i + 1 == n ? static_cast<unit>(1000 + n) : 1U);
+    }
+    CAPTURE(n);
+    CHECK(a.padded());
+    CHECK(a.first_fit(2) == n - 1);  // only the last block, in the last step
+    CHECK(a.first_fit(static_cast<unit>(1001 + n)) == n);
+    CHECK(a.max_length() == 1000 + n);
+    CHECK(a.first_at_or_after(static_cast<unit>(10 * (n - 1))) == n - 1);
+    CHECK(a.first_at_or_after(static_cast<unit>(10 * (n - 1) + 1)) == n);
+    a.erase(n - 1);  // the maximum leaves: the padding takes its lane
+    CHECK(a.padded());
+    CHECK(a.max_length() == 1);
+    CHECK(a.first_fit(2) == n - 1);
+  }
 }
 
 TEST_CASE("block_array: randomised changes match the reference model", "[arena][block_array]") {
@@ -212,7 +235,7 @@ TEST_CASE("block_array: release frees the storage and the array serves again",
   a.release();  // again: nothing to free
   CHECK(a.capacity() == 0);
   a.assign_one(9, 4);
-  CHECK(a.capacity() == 4);
+  CHECK(a.capacity() == block_array::lanes_per_step);
   CHECK(a.padded());
   CHECK(a.first_fit(4) == 0);
   CHECK(a.first_fit(5) == 1);

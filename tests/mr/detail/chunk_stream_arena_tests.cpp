@@ -298,6 +298,42 @@ TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[ar
   a.validate();
 }
 
+TEST_CASE("chunk_stream_arena: addresses of superblocks sharing a 2 MiB granule",
+          "[arena][chunk]") {
+  // Granule 0 = [B, B + SB): its first byte is in no superblock, c lies inside it. Granule 1: its
+  // first byte is in `a`, and d starts after a's end inside it. find() must not take the
+  // granule's superblock for every address in the granule.
+  chunk_stream_arena arena{B, 8 * SB, 0};
+  std::uintptr_t const a = B + SB / 2, c = B + 256, d = B + 3 * SB / 2;
+  arena.add_superblock(a, SB);
+  arena.add_superblock(c, SB / 2 - 256);
+  arena.add_superblock(d, SB / 4);
+  arena.validate();
+  CHECK_FALSE(arena.owns(B));
+  CHECK(arena.owns(c));
+  CHECK(arena.owns(B + SB));  // a, through granule 1
+  CHECK(arena.owns(d));       // d, past a's end in granule 1
+  CHECK_FALSE(arena.owns(d + SB / 4));
+  CHECK(arena.allocate(SB) == a);
+  CHECK(arena.allocate(SB / 2 - 256) == c);
+  CHECK(arena.allocate(SB / 4) == d);
+  // Each free finds its own superblock: with cache 0 an emptied superblock is released, so a
+  // free given to the wrong superblock would release the wrong range.
+  CHECK(arena.deallocate(d, SB / 4) == arena::range{d, SB / 4});
+  arena.validate();
+  CHECK(arena.deallocate(a, SB) == arena::range{a, SB});  // granule 1 names no superblock now
+  arena.validate();
+  CHECK_FALSE(arena.owns(B + SB));
+  CHECK_FALSE(arena.deallocate_if_owned(d, 256).owned);
+  arena.add_superblock(B + SB, 2 * SB);  // granules 1 and 2 name the new superblock
+  arena.validate();
+  CHECK(arena.allocate(2 * SB) == B + SB);
+  CHECK(arena.deallocate(B + SB, 2 * SB) == arena::range{B + SB, 2 * SB});
+  CHECK(arena.deallocate(c, SB / 2 - 256) == arena::range{c, SB / 2 - 256});
+  arena.validate();
+  CHECK(arena.num_superblocks() == 0);
+}
+
 TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
   // 81 chunks (+256 B): 82 leaves in 6 groups of 16 (padded), then the top group of 6; 2528
   // chunks (the resource's 40448 MiB arena): 158 groups, 10, then the top group; 4400 chunks (an

@@ -36,8 +36,9 @@ namespace rmm::mr::detail::arena {
  * free neighbours inside its superblock, never across a superblock edge, so an entirely free
  * superblock is one free block that can be taken out whole. Superblocks are indexed by the 16 MiB
  * chunk (chunk_size) of the global arena in which they start: a max tree over the chunks finds the
- * lowest-addressed superblock that fits, a bitmap of the chunks where a superblock starts maps an
- * address to its superblock. Each superblock keeps its free blocks in a small sorted array, or in
+ * lowest-addressed superblock that fits; a table of 2 MiB granules, each naming the superblock that
+ * holds its first byte, maps most addresses to their superblock, and a bitmap of the chunks where a
+ * superblock starts the rest. Each superblock keeps its free blocks in a small sorted array, or in
  * an address_ordered_free_list once it has more than small_block_limit of them.
  *
  * Not thread-safe: the caller serialises every member.
@@ -72,8 +73,9 @@ class chunk_stream_arena {
    * @p cache_bytes bytes of entirely free superblocks for reuse.
    * @throws std::invalid_argument naming the range if it is empty, wraps around or is larger
    * than max_arena_size.
-   * @throws std::bad_alloc (the index takes about 8.5 bytes per 16 MiB chunk of the range,
-   * allocated here: about 21 KB for a 40 GiB range).
+   * @throws std::bad_alloc (the index takes about 40.5 bytes per 16 MiB chunk of the range,
+   * allocated here: 8.5 for the chunks, 32 for the granules of 2 MiB; about 104 KB for a 40 GiB
+   * range).
    */
   chunk_stream_arena(std::uintptr_t arena_base,
                      std::size_t arena_size,
@@ -90,6 +92,7 @@ class chunk_stream_arena {
     chunk_head_.assign(chunks, none);
     starts_.assign((chunks + 63) / 64, 0);
     starts_sum_.assign((starts_.size() + 63) / 64, 0);
+    granule_owner_.assign(((arena_size - 1) >> granule_shift) + 1, none);
     std::size_t n = chunks, total = 0;
     do {  // each level is whole groups of `fan`, the top at most top_groups of them
       n                        = (n + fan - 1) / fan;
@@ -107,14 +110,31 @@ class chunk_stream_arena {
    * @throws std::invalid_argument if @p bytes is zero or not a multiple of the granularity.
    */
   std::optional<std::uintptr_t> allocate(std::size_t bytes) {
+    std::uintptr_t const p = allocate_address(bytes);
+    if (p == no_address) {
+      return std::nullopt;
+    }
+    return p;
+  }
+
+  /// @brief What allocate_address() returns where no free block is large enough: never a block's
+  /// address (every block starts below the arena's end).
+  static constexpr std::uintptr_t no_address = std::numeric_limits<std::uintptr_t>::max();
+
+  /**
+   * @brief allocate(), returning no_address where allocate() returns nullopt. allocate() is this
+   * and a test, inlined into its caller: g++ 12 returned the optional from this function's body
+   * through memory, a 1-byte store of its flag and then an 8-byte load, which the store cannot
+   * forward, a stall on every allocation (2-3 % of the operation, chunk_stream_arena.md).
+   * @throws std::invalid_argument as allocate().
+   */
+  std::uintptr_t allocate_address(std::size_t bytes) {
     if (bytes == 0 || (bytes % allocation_granularity) != 0) {
-      throw std::invalid_argument("chunk_stream_arena: allocate size " + std::to_string(bytes) +
-                                  " is not a non-zero multiple of " +
-                                  std::to_string(allocation_granularity));
+      throw_bad_size("allocate", bytes);
     }
     std::size_t const c = first_chunk_fitting(bytes);
     if (c == npos) {
-      return std::nullopt;
+      return no_address;
     }
     std::uint32_t s = chunk_head_[c];
     while (sbs_[s].max_free < bytes) {
@@ -177,6 +197,7 @@ class chunk_stream_arena {
     sb.next_in_chunk = *link;
     *link            = s;
     set_start(c);
+    set_granules(base, size, s);
     link_empty(s);
     held_bytes_ += size;
     cached_bytes_ += size;
@@ -409,69 +430,25 @@ class chunk_stream_arena {
     }
   }
 
-  // --- where superblocks start: a bitmap of chunks and a summary bitmap of its words ----------
-  void set_start(std::size_t c) noexcept {
-    starts_[c >> 6U] |= std::uint64_t{1} << (c & 63U);
-    starts_sum_[c >> 12U] |= std::uint64_t{1} << ((c >> 6U) & 63U);
-  }
-  void clear_start(std::size_t c) noexcept {
-    starts_[c >> 6U] &= ~(std::uint64_t{1} << (c & 63U));
-    if (starts_[c >> 6U] == 0) {
-      starts_sum_[c >> 12U] &= ~(std::uint64_t{1} << ((c >> 6U) & 63U));
-    }
-  }
+  // --- address to superblock (defined in chunk_stream_arena_lookup.hpp) -----------------------
+  // Where superblocks start: a bitmap of chunks and a summary bitmap of its words.
   static std::size_t top_bit(std::uint64_t x) noexcept {
     return 63 - static_cast<std::size_t>(__builtin_clzll(x));
   }
+  void set_start(std::size_t c) noexcept;
+  void clear_start(std::size_t c) noexcept;
   // Highest chunk <= c in which a superblock starts, or npos.
-  [[nodiscard]] std::size_t prev_start(std::size_t c) const noexcept {
-    std::size_t const w = c >> 6U;
-    if (std::uint64_t const bits = starts_[w] & (~std::uint64_t{0} >> (63 - (c & 63U)));
-        bits != 0) {
-      return (w << 6U) + top_bit(bits);
-    }
-    if (w == 0) {
-      return npos;
-    }
-    std::size_t const wq = w - 1;  // the highest non-zero word <= wq, through the summary
-    std::size_t sw       = wq >> 6U;
-    std::uint64_t sbits  = starts_sum_[sw] & (~std::uint64_t{0} >> (63 - (wq & 63U)));
-    while (sbits == 0) {
-      if (sw == 0) {
-        return npos;
-      }
-      sbits = starts_sum_[--sw];
-    }
-    std::size_t const word = (sw << 6U) + top_bit(sbits);
-    return (word << 6U) + top_bit(starts_[word]);
-  }
+  [[nodiscard]] std::size_t prev_start(std::size_t c) const noexcept;
   // The superblock with the greatest base <= a, or none.
-  [[nodiscard]] std::uint32_t last_start_le(std::uintptr_t a) const noexcept {
-    if (a < base_ || a >= end_) {
-      return none;
-    }
-    std::size_t c      = chunk_of(a);
-    std::uint32_t best = none;
-    for (std::uint32_t s = chunk_head_[c]; s != none && sbs_[s].base <= a;
-         s               = sbs_[s].next_in_chunk) {
-      best = s;
-    }
-    if (best != none || c == 0) {
-      return best;
-    }
-    c = prev_start(c - 1);
-    if (c == npos) {
-      return none;
-    }
-    for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
-      best = s;
-    }
-    return best;
-  }
-  [[nodiscard]] std::uint32_t find(std::uintptr_t ptr) const noexcept {
-    std::uint32_t const s = last_start_le(ptr);
-    return (s != none && ptr - sbs_[s].base < sbs_[s].size) ? s : none;
-  }
+  [[nodiscard]] std::uint32_t last_start_le(std::uintptr_t a) const noexcept;
+  // The superblock holding ptr, or none: its granule's entry where that superblock holds ptr,
+  // else the chunk lists.
+  [[nodiscard]] std::uint32_t find(std::uintptr_t ptr) const noexcept;
+  // Per granule (2 MiB) the superblock that holds the granule's first byte: the granules whose
+  // first byte lies in [base, base + size) now name s, or none.
+  static constexpr unsigned granule_shift = 21;
+  static constexpr std::size_t granule    = std::size_t{1} << granule_shift;
+  void set_granules(std::uintptr_t base, std::size_t size, std::uint32_t s) noexcept;
 
   // --- max tree over chunks: leaf = largest free block of the superblocks starting there ------
   // (defined in chunk_stream_arena_tree.hpp)
@@ -544,6 +521,7 @@ class chunk_stream_arena {
     if (chunk_head_[c] == none) {
       clear_start(c);
     }
+    set_granules(sb.base, sb.size, none);
     if (sb.is_empty) {
       unlink_empty(s);
       cached_bytes_ -= sb.size;
@@ -575,6 +553,11 @@ class chunk_stream_arena {
   static void expect(bool ok, char const* what, std::uintptr_t at) {
     expect_invariant(ok, "chunk_stream_arena", what, at);
   }
+  [[noreturn]] static void throw_bad_size(char const* what, std::size_t bytes) {
+    throw std::invalid_argument(std::string{"chunk_stream_arena: "} + what + " size " +
+                                std::to_string(bytes) + " is not a non-zero multiple of " +
+                                std::to_string(allocation_granularity));
+  }
   [[noreturn]] static void throw_not_inside(std::uintptr_t ptr, std::size_t bytes) {
     throw std::invalid_argument("chunk_stream_arena: free of [" + format_hex(ptr) + ", +" +
                                 std::to_string(bytes) +
@@ -584,13 +567,14 @@ class chunk_stream_arena {
   std::size_t cache_bytes_;
   std::uintptr_t base_;
   std::uintptr_t end_;
-  std::vector<sb_rec> sbs_;                 // superblock records; size 0: spare
-  std::vector<std::uint32_t> spare_slots_;  // capacity >= sbs_.size()
-  std::vector<std::uint32_t> chunk_head_;   // per chunk: first superblock starting there
-  std::vector<std::uint64_t> starts_;       // bit per chunk: a superblock starts there
-  std::vector<std::uint64_t> starts_sum_;   // bit per word of starts_: it is non-zero
-  std::vector<group> tree_;                 // max tree in units: its levels, leaves first
-  std::uint32_t level_at_[max_levels]{};    // the first group of each level in tree_
+  std::vector<sb_rec> sbs_;                   // superblock records; size 0: spare
+  std::vector<std::uint32_t> spare_slots_;    // capacity >= sbs_.size()
+  std::vector<std::uint32_t> chunk_head_;     // per chunk: first superblock starting there
+  std::vector<std::uint64_t> starts_;         // bit per chunk: a superblock starts there
+  std::vector<std::uint64_t> starts_sum_;     // bit per word of starts_: it is non-zero
+  std::vector<std::uint32_t> granule_owner_;  // per granule: the superblock holding its first byte
+  std::vector<group> tree_;                   // max tree in units: its levels, leaves first
+  std::uint32_t level_at_[max_levels]{};      // the first group of each level in tree_
   std::uint32_t num_levels_{};
   relaxed_size largest_;             // the maximum of the top level
   relaxed_size largest_superblock_;  // the largest superblock ever added
@@ -608,4 +592,5 @@ class chunk_stream_arena {
 
 #include <rmm/mr/detail/algorithms/chunk_stream_arena_blocks.hpp>
 #include <rmm/mr/detail/algorithms/chunk_stream_arena_checks.hpp>
+#include <rmm/mr/detail/algorithms/chunk_stream_arena_lookup.hpp>
 #include <rmm/mr/detail/algorithms/chunk_stream_arena_tree.hpp>

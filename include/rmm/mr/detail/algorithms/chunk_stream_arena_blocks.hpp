@@ -48,9 +48,7 @@ inline std::uintptr_t chunk_stream_arena::carve(sb_rec& sb, std::size_t bytes) n
 // Returns [ptr, ptr + bytes) (inside sb) to sb's free blocks, coalescing.
 inline void chunk_stream_arena::give(sb_rec& sb, std::uintptr_t ptr, std::size_t bytes) {
   if (bytes == 0 || (bytes % allocation_granularity) != 0) {
-    throw std::invalid_argument("chunk_stream_arena: free size " + std::to_string(bytes) +
-                                " is not a non-zero multiple of " +
-                                std::to_string(allocation_granularity));
+    throw_bad_size("free", bytes);
   }
   if ((ptr % allocation_granularity) != 0) {
     throw std::invalid_argument("chunk_stream_arena: free address " + format_hex(ptr) +

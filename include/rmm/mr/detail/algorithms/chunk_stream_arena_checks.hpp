@@ -100,6 +100,29 @@ inline void chunk_stream_arena::validate() const {
       ++count;
     }
   }
+  // Each granule names the superblock holding its first byte, or none: one pass over the granules
+  // beside the superblocks in address order.
+  expect(granule_owner_.size() == ((end_ - base_ - 1) >> granule_shift) + 1,
+         "granule table size is off",
+         granule_owner_.size());
+  {
+    std::vector<std::uint32_t> in_order;
+    for (std::size_t c = 0; c < chunk_head_.size(); ++c) {
+      for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
+        in_order.push_back(s);
+      }
+    }
+    std::size_t next = 0;
+    for (std::size_t g = 0; g < granule_owner_.size(); ++g) {
+      std::uintptr_t const first = base_ + (g << granule_shift);
+      while (next < in_order.size() &&
+             sbs_[in_order[next]].base + sbs_[in_order[next]].size <= first) {
+        ++next;
+      }
+      bool const held_by = next < in_order.size() && sbs_[in_order[next]].base <= first;
+      expect(granule_owner_[g] == (held_by ? in_order[next] : none), "granule table is off", first);
+    }
+  }
   for (std::size_t w = 0; w < starts_.size(); ++w) {
     bool const sum = ((starts_sum_[w >> 6U] >> (w & 63U)) & 1U) != 0;
     expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);

@@ -100,7 +100,7 @@ class tlsf_free_list {
    * @throws std::bad_alloc if bookkeeping cannot grow; the list is then unchanged.
    */
   std::optional<std::uintptr_t> allocate(std::size_t size, tag_t tag = 0) {
-    return allocate_block("allocate", size, tag, false);
+    return as_optional(allocate_block("allocate", size, tag, false));
   }
 
   /**
@@ -110,7 +110,7 @@ class tlsf_free_list {
    * `join_allocated` keeps the first block's mark. Same cost and guarantees as `allocate`.
    */
   std::optional<std::uintptr_t> allocate_marked(std::size_t size, tag_t tag = 0) {
-    return allocate_block("allocate_marked", size, tag, true);
+    return as_optional(allocate_block("allocate_marked", size, tag, true));
   }
 
   /**
@@ -518,15 +518,26 @@ class tlsf_free_list {
   // Allocates the front `size` bytes of free block idx; strong exception guarantee.
   std::uintptr_t carve(index_t idx, std::size_t size);
 
-  std::optional<std::uintptr_t> allocate_block(char const* what,
-                                               std::size_t size,
-                                               tag_t tag,
-                                               bool mark) {
+  // What allocate_block returns when no free block fits: never a block's address (a block ends
+  // at or below the top of the address space, and is not empty).
+  static constexpr std::uintptr_t no_address = std::numeric_limits<std::uintptr_t>::max();
+
+  // The optional the public members return. Built by the inlined caller rather than returned by
+  // allocate_block: g++ 12 assembled a returned optional in memory, a 1-byte store of its flag
+  // then an 8-byte load, which cannot be forwarded from the store and stalled every allocation.
+  static std::optional<std::uintptr_t> as_optional(std::uintptr_t p) noexcept {
+    if (p == no_address) {
+      return std::nullopt;
+    }
+    return p;
+  }
+
+  std::uintptr_t allocate_block(char const* what, std::size_t size, tag_t tag, bool mark) {
     check_size(what, size);
     ensure_tag(tag);
     index_t const idx = find_fit(size, index_[tag]);
     if (idx == nil) {
-      return std::nullopt;
+      return no_address;
     }
     std::uintptr_t const base = carve(idx, size);  // the block keeps the descriptor idx
     blocks_[idx].marked       = mark;
