@@ -144,6 +144,54 @@ TEST_CASE("block_array: the searches cross every step of 16 blocks", "[arena][bl
   }
 }
 
+// An array of n blocks at places 0, 2, 4, ... with sizes 1, 2, 3, ... and its model, in storage of
+// exactly `cap` lanes (a multiple of 16, at least n).
+std::pair<block_array, model> filled(std::size_t n, std::size_t cap) {
+  block_array a;
+  model m;
+  a.reserve(cap);
+  REQUIRE(a.capacity() == cap);
+  for (std::size_t i = 0; i < n; ++i) {
+    a.insert(i, static_cast<unit>(2 * i), static_cast<unit>(i + 1));
+    m.emplace_back(static_cast<unit>(2 * i), static_cast<unit>(i + 1));
+  }
+  return {std::move(a), std::move(m)};
+}
+
+TEST_CASE("block_array: insert and erase at every index, up to a full array",
+          "[arena][block_array]") {
+  // Full arrays (n == capacity), one lane short of full, and counts on both sides of a step of
+  // 16: after every move the blocks match the model and every lane past the last is padding.
+  for (std::size_t const cap : {16U, 32U, 64U}) {
+    for (std::size_t const n : {cap - 17, cap - 16, cap - 15, cap - 2, cap - 1, cap}) {
+      if (n > cap || n == 0) {
+        continue;  // cap - 17 wrapped for cap 16
+      }
+      CAPTURE(cap, n);
+      for (std::size_t i = 0; i < n; ++i) {  // erase block i of n
+        auto [a, m] = filled(n, cap);
+        a.erase(i);
+        m.erase(m.begin() + static_cast<std::ptrdiff_t>(i));
+        check_same(a, m, probes_of(m));
+      }
+      if (n == cap) {
+        continue;
+      }
+      for (std::size_t i = 0; i <= n; ++i) {  // a block before index i of n (odd place: between)
+        auto [a, m]      = filled(n, cap);
+        auto const place = static_cast<unit>(i == 0 ? 0 : 2 * i - 1);
+        if (i == 0) {
+          a.set(0, 1, 1);  // block 0 moves up, so that place 0 is free before it
+          m[0] = {1, 1};
+        }
+        a.insert(i, place, 1000);
+        m.insert(m.begin() + static_cast<std::ptrdiff_t>(i), {place, 1000});
+        check_same(a, m, probes_of(m));
+      }
+    }
+  }
+}
+
 TEST_CASE("block_array: randomised changes match the reference model", "[arena][block_array]") {
   for (std::uint32_t seed : {1U, 2U, 3U, 4U}) {
     std::mt19937 rng{seed};
