@@ -54,11 +54,13 @@ inline void chunk_stream_arena::validate() const {
   std::size_t held = 0, allocated = 0, free = 0, cached = 0, empty = 0, trees = 0, count = 0;
   std::uintptr_t prev_end = base_;
   std::vector<std::size_t> leaf(chunk_head_.size(), 0);
+  std::vector<std::uint32_t> in_order;  // the superblocks in address order, for the granules
   for (std::size_t c = 0; c < chunk_head_.size(); ++c) {
     bool const starts = ((starts_[c >> 6U] >> (c & 63U)) & 1U) != 0;
     expect(starts == (chunk_head_[c] != none), "start bitmap is off", c);
     for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
       sb_rec const& sb = sbs_[s];
+      in_order.push_back(s);
       expect(sb.size != 0 && s < sbs_.size(), "spare slot in a chunk list", sb.base);
       expect(chunk_of(sb.base) == c, "superblock in the wrong chunk list", sb.base);
       expect(sb.base >= prev_end, "superblocks overlap or are out of order", sb.base);
@@ -101,17 +103,11 @@ inline void chunk_stream_arena::validate() const {
     }
   }
   // Each granule names the superblock holding its first byte, or none: one pass over the granules
-  // beside the superblocks in address order.
+  // beside the superblocks in address order (in_order, gathered by the walk above).
   expect(granule_owner_.size() == ((end_ - base_ - 1) >> granule_shift) + 1,
          "granule table size is off",
          granule_owner_.size());
   {
-    std::vector<std::uint32_t> in_order;
-    for (std::size_t c = 0; c < chunk_head_.size(); ++c) {
-      for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
-        in_order.push_back(s);
-      }
-    }
     std::size_t next = 0;
     for (std::size_t g = 0; g < granule_owner_.size(); ++g) {
       std::uintptr_t const first = base_ + (g << granule_shift);
