@@ -334,6 +334,40 @@ TEST_CASE("chunk_stream_arena: addresses of superblocks sharing a 2 MiB granule"
   CHECK(arena.num_superblocks() == 0);
 }
 
+TEST_CASE("chunk_stream_arena: frees in superblocks starting inside a granule held by another",
+          "[arena][chunk]") {
+  // Granule 2 = [B + 2 SB, B + 3 SB): `a` holds its first byte, and x and then y start inside it
+  // past a's end, so the granule's entry does not answer for them. Then x goes, then a, then y.
+  // Each free must find its own superblock (cache 0: an emptied superblock is released, and its
+  // range returned); validate() checks the granule table after each step.
+  chunk_stream_arena arena{B, 8 * SB, 0};
+  std::uintptr_t const a = B + SB + SB / 2, x = B + 2 * SB + SB / 2, y = B + 2 * SB + 3 * SB / 4;
+  arena.add_superblock(a, SB);
+  arena.add_superblock(y, 2 * SB);  // y before x, which lands below it in the chunk's list
+  arena.add_superblock(x, SB / 4);
+  arena.validate();
+  CHECK(arena.allocate(SB) == a);
+  CHECK(arena.allocate(SB / 4) == x);
+  CHECK(arena.allocate(2 * SB) == y);
+  for (std::uintptr_t p : {a + SB - 256, x, x + SB / 4 - 256, y, y + SB, y + 2 * SB - 256}) {
+    CHECK(arena.owns(p));
+  }
+  CHECK_FALSE(arena.owns(a - 256));
+  CHECK_FALSE(arena.owns(y + 2 * SB));
+  CHECK(arena.deallocate(x, SB / 4) == arena::range{x, SB / 4});
+  arena.validate();
+  CHECK_FALSE(arena.owns(x));
+  CHECK(arena.owns(y));
+  CHECK(arena.deallocate(a, SB) == arena::range{a, SB});
+  arena.validate();
+  CHECK_FALSE(arena.owns(B + 2 * SB));  // granule 2's first byte: in no superblock now
+  CHECK(arena.owns(y + SB / 8));        // granule 2's only superblock now
+  CHECK(arena.deallocate(y, 2 * SB) == arena::range{y, 2 * SB});
+  arena.validate();
+  CHECK_FALSE(arena.owns(y));
+  CHECK(arena.num_superblocks() == 0);
+}
+
 TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
   // 81 chunks (+256 B): 82 leaves in 6 groups of 16 (padded), then the top group of 6; 2528
   // chunks (the resource's 40448 MiB arena): 158 groups, 10, then the top group; 4400 chunks (an
