@@ -6,7 +6,9 @@
  *
  * Defines RMM_DETAIL_SSE2 (kept defined for the headers that include this one) where SSE2 is there:
  * every x86-64 host compiler, not nvcc's device pass. Where it is not, the includers use scalar
- * loops. Plain host code, no state.
+ * loops. Where the build enables SSE4.1 (`__SSE4_1__`: -msse4.1, -march=x86-64-v2 or later), the
+ * maxima are one pmaxsd instead of a compare and a select (about 3 % of the arena's single-thread
+ * time at max 1 and 4 MiB on the H200 host, chunk_stream_arena.md). Plain host code, no state.
  */
 #pragma once
 
@@ -14,6 +16,9 @@
 
 #if defined(__SSE2__) && !defined(__CUDA_ARCH__)
 #include <emmintrin.h>
+#ifdef __SSE4_1__
+#include <smmintrin.h>
+#endif
 #define RMM_DETAIL_SSE2 1
 #endif
 
@@ -32,10 +37,15 @@ inline __m128i load_biased(std::uint32_t const* v) noexcept {
   return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<__m128i const*>(v)), splat_biased(0));
 }
 
-/// @brief The lane-wise maximum of biased values (SSE2 has no 32-bit max: a compare and a select).
+/// @brief The lane-wise maximum of biased values: SSE4.1's signed maximum where the build enables
+/// it, else a compare and a select (SSE2 has no 32-bit maximum).
 inline __m128i max_biased(__m128i a, __m128i b) noexcept {
+#ifdef __SSE4_1__
+  return _mm_max_epi32(a, b);  // pmaxsd: the signed maximum, which is what the bias is for
+#else
   __m128i const gt = _mm_cmpgt_epi32(a, b);
   return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, b));
+#endif
 }
 
 /// @brief The largest of the four biased lanes of @p m, unbiased.
