@@ -1,20 +1,27 @@
-# cgfn.py CACHEGRIND_OUT [N]: the N functions with the most instructions, with their L1 misses and mispredicts.
-import sys, collections, re
-def load(p):
-    ev=None; fn=None; d=collections.defaultdict(lambda:[0]*13)
-    for line in open(p):
-        if line.startswith('events:'): ev=line.split()[1:]; continue
-        if line.startswith('fn='): fn=line[3:].strip(); continue
-        if line[0].isdigit():
-            v=line.split()[1:]
-            for i,x in enumerate(v): d[fn][i]+=int(x)
-    return ev,d
-ev,d=load(sys.argv[1])
-tot=[sum(x[i] for x in d.values()) for i in range(13)]
-idx={e:i for i,e in enumerate(ev)}
-def short(f):
-    f=re.sub(r'\(.*','',f); return f[-70:]
-rows=sorted(d.items(), key=lambda kv:-kv[1][0])[:int(sys.argv[2]) if len(sys.argv)>2 else 25]
-print("total Ir %d D1mr %d Bcm %d"%(tot[0],tot[idx['D1mr']],tot[idx['Bcm']]))
-for f,v in rows:
-    print("%12d %5.1f%%  D1mr %8d  Bcm %8d  %s"%(v[0],100*v[0]/tot[0],v[idx['D1mr']]+v[idx['D1mw']],v[idx['Bcm']],short(f)))
+#!/usr/bin/env python3
+"""cgfn.py CACHEGRIND_OUT [N]: the N functions (default 25) with the most instructions, each with
+its simulated L1 data misses (reads and writes) and mispredicted conditional branches."""
+import collections, re, sys
+
+events, fn, per_fn = None, None, collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    if line.startswith('events:'):
+        events = line.split()[1:]
+    elif line.startswith('fn='):
+        fn = line[3:].strip()
+    elif line[:1].isdigit():
+        counts = [int(x) for x in line.split()[1:]]
+        acc = per_fn[fn]
+        acc.extend([0] * (len(events) - len(acc)))
+        for i, x in enumerate(counts):
+            acc[i] += x
+col = {e: i for i, e in enumerate(events)}
+get = lambda v, e: v[col[e]] if col[e] < len(v) else 0
+total = [sum(v[i] for v in per_fn.values() if i < len(v)) for i in range(len(events))]
+print('total Ir %d D1 misses %d Bcm %d' % (get(total, 'Ir'), get(total, 'D1mr') + get(total, 'D1mw'),
+                                           get(total, 'Bcm')))
+top = sorted(per_fn.items(), key=lambda kv: -get(kv[1], 'Ir'))[:int(sys.argv[2]) if len(sys.argv) > 2 else 25]
+for f, v in top:
+    print('%12d %5.1f%%  D1 misses %8d  Bcm %8d  %s' % (
+        get(v, 'Ir'), 100 * get(v, 'Ir') / get(total, 'Ir'), get(v, 'D1mr') + get(v, 'D1mw'),
+        get(v, 'Bcm'), re.sub(r'\(.*', '', f)[-70:]))
