@@ -18,10 +18,11 @@ for line in open(sys.argv[1]):
 col = {e: i for i, e in enumerate(events)}
 get = lambda v, e: v[col[e]] if col[e] < len(v) else 0
 total = [sum(v[i] for v in per_fn.values() if i < len(v)) for i in range(len(events))]
-print('total Ir %d D1 misses %d Bcm %d' % (get(total, 'Ir'), get(total, 'D1mr') + get(total, 'D1mw'),
-                                           get(total, 'Bcm')))
-top = sorted(per_fn.items(), key=lambda kv: -get(kv[1], 'Ir'))[:int(sys.argv[2]) if len(sys.argv) > 2 else 25]
+d1 = lambda v: get(v, 'D1mr') + get(v, 'D1mw')
+print('total Ir %d D1 misses %d Bcm %d' % (get(total, 'Ir'), d1(total), get(total, 'Bcm')))
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 25
+top = sorted(per_fn.items(), key=lambda kv: -get(kv[1], 'Ir'))[:n]
 for f, v in top:
     print('%12d %5.1f%%  D1 misses %8d  Bcm %8d  %s' % (
-        get(v, 'Ir'), 100 * get(v, 'Ir') / get(total, 'Ir'), get(v, 'D1mr') + get(v, 'D1mw'),
+        get(v, 'Ir'), 100 * get(v, 'Ir') / get(total, 'Ir'), d1(v),
         get(v, 'Bcm'), re.sub(r'\(.*', '', f)[-70:]))
