@@ -381,7 +381,8 @@ struct live {
 
 class driver {
  public:
-  explicit driver(std::size_t g) : g_{g}, list_{g} {}
+  driver(std::size_t g, tlsf_free_list::keyed_blocks keyed)
+      : g_{g}, list_{g, rmm::mr::detail::address_map::erase_mode::shift, keyed} {}
 
   void step(reader& in) {
     switch (in.byte() % 16U) {
@@ -932,7 +933,11 @@ class driver {
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
   reader in{data, size};
   static constexpr std::size_t granularities[] = {1, 16, 256, 4096};
-  driver d{granularities[in.byte() % 4U]};
+  std::uint8_t const first                     = in.byte();
+  // Bit 2: the global arena's keying (allocated blocks only), which looks up free blocks by walk.
+  auto const keyed = (first & 4U) != 0 ? tlsf_free_list::keyed_blocks::allocated
+                                       : tlsf_free_list::keyed_blocks::all;
+  driver d{granularities[first % 4U], keyed};
   rmm::fuzz::abort_on_exception([&] { rmm::fuzz::run_steps(d, in, 4096); });
   return 0;
 }

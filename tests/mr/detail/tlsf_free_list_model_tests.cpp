@@ -55,8 +55,14 @@ void check_agrees(tlsf_free_list const& list, reference_model const& model) {
 // Drives the list and the model with one random operation sequence.
 class random_run {
  public:
-  random_run(std::size_t granularity, std::uint64_t seed, tag_t num_tags = 1)
-      : list_{granularity}, g_{granularity}, rng_{seed}, num_tags_{num_tags} {}
+  random_run(std::size_t granularity,
+             std::uint64_t seed,
+             tag_t num_tags                     = 1,
+             tlsf_free_list::keyed_blocks keyed = tlsf_free_list::keyed_blocks::all)
+      : list_{granularity, rmm::mr::detail::address_map::erase_mode::shift, keyed},
+        g_{granularity},
+        rng_{seed},
+        num_tags_{num_tags} {}
 
   void run(int steps) {
     for (int i = 0; i < steps; ++i) {
@@ -497,6 +503,25 @@ TEST_CASE("tlsf_free_list agrees with a reference model on random sequences", "[
   SECTION("with tags (streams), granularity 256") {
     for (std::uint64_t seed : {11U, 12U, 13U}) {
       random_run{256, seed, 3}.run(5000);
+    }
+  }
+}
+
+// The global arena's keying: free blocks have no key, so every look-up of a free block by address
+// (retag_block, allocate_range, a double free's message) takes the region walk instead, and
+// validate() checks that no free block has one.
+TEST_CASE("tlsf_free_list keying allocated blocks only agrees with the reference model",
+          "[detail]") {
+  auto const allocated = tlsf_free_list::keyed_blocks::allocated;
+  for (std::uint64_t seed : {21ULL, 22ULL, 0xfeedULL}) {
+    SECTION("granularity 256, seed " + std::to_string(seed)) {
+      random_run{256, seed, 1, allocated}.run(5000);
+    }
+  }
+  SECTION("granularity 1") { random_run{1, 43, 1, allocated}.run(5000); }
+  SECTION("with tags (streams), granularity 256") {
+    for (std::uint64_t seed : {31U, 32U}) {
+      random_run{256, seed, 3, allocated}.run(5000);
     }
   }
 }

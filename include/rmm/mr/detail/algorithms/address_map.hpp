@@ -87,15 +87,38 @@ class address_map {
     ++size_;
   }
 
+  /// @brief What slot_of returns for an absent key.
+  static constexpr std::size_t npos_slot = std::numeric_limits<std::size_t>::max();
+
+  /// @brief The slot that holds @p key, or npos_slot: for a caller that reads the value and may
+  /// then erase the key (erase_at) without probing again. O(1) expected.
+  [[nodiscard]] std::size_t slot_of(std::uintptr_t key) const noexcept {
+    for (std::size_t i = home(key);; i = (i + 1) & mask()) {
+      slot const& s = slots_[i];
+      if (s.state == empty) {
+        return npos_slot;
+      }
+      if (s.key == key && s.state == used) {
+        return i;
+      }
+    }
+  }
+
+  /// @brief The value in slot @p i, which slot_of returned (not npos_slot) with no change since.
+  [[nodiscard]] value_type value_at(std::size_t i) const noexcept { return slots_[i].value; }
+
   /// @brief Removes @p key if present. O(1) expected; never allocates.
   void erase(std::uintptr_t key) noexcept {
-    std::size_t i = home(key);
-    while (slots_[i].state != empty && !(slots_[i].key == key && slots_[i].state == used)) {
-      i = (i + 1) & mask();
+    if (std::size_t const i = slot_of(key); i != npos_slot) {
+      erase_at(i);
     }
-    if (slots_[i].state == empty) {
-      return;
-    }
+  }
+
+  /**
+   * @brief Removes the key in slot @p i, which slot_of returned (not npos_slot) with no change
+   * since: erase() without its probe. Never allocates.
+   */
+  void erase_at(std::size_t i) noexcept {
     --size_;
     if (mode_ == erase_mode::tombstone) {
       bury(i);
@@ -161,7 +184,6 @@ class address_map {
   static constexpr std::uint8_t empty     = 0;  // never used since the last rebuild
   static constexpr std::uint8_t used      = 1;
   static constexpr std::uint8_t tombstone = 2;  // erased: probe runs continue past it
-  static constexpr std::size_t npos_slot  = std::numeric_limits<std::size_t>::max();
 
   struct slot {
     std::uintptr_t key{};

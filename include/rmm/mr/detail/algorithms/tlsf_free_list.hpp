@@ -57,17 +57,31 @@ class tlsf_free_list {
    */
   using tag_t = std::uint32_t;
 
+  /// @brief Which blocks the address map holds (tlsf_free_list.md, "Descriptors").
+  enum class keyed_blocks : std::uint8_t {
+    /// Every block, free or allocated: every look-up by address is O(1).
+    all,
+    /// Allocated blocks only: a split or merge of free blocks touches no key, and a look-up of a
+    /// free block by address (retag_block, allocate_range, a double free's message) walks its
+    /// region's blocks instead, O(blocks in the region).
+    allocated,
+  };
+
   /**
    * @brief Creates an empty free list.
    * @param granularity Unit of every address and size handled; a power of two (e.g. 256).
    * @param erase How the block-address map erases (address_map::erase_mode): `tombstone` suits a
    * list of up to a few thousand blocks whose frees merge on most calls (the arena's global
    * arena); the default, `shift`, suits every size.
+   * @param keyed Which blocks the address map holds: `allocated` suits a list whose owner never
+   * looks up free blocks by address (the arena's global arena); the default, `all`, suits every
+   * use.
    * @throws std::invalid_argument if @p granularity is not a power of two.
    */
   explicit tlsf_free_list(std::size_t granularity,
-                          address_map::erase_mode erase = address_map::erase_mode::shift)
-      : granularity_{granularity}, by_address_{erase} {
+                          address_map::erase_mode erase = address_map::erase_mode::shift,
+                          keyed_blocks keyed            = keyed_blocks::all)
+      : granularity_{granularity}, key_free_{keyed == keyed_blocks::all}, by_address_{erase} {
     if (granularity == 0 || (granularity & (granularity - 1)) != 0) {
       throw std::invalid_argument("tlsf_free_list: granularity " + std::to_string(granularity) +
                                   " is not a power of two");
@@ -125,10 +139,11 @@ class tlsf_free_list {
    * @return Whether the block was marked (`allocate_marked`).
    */
   bool deallocate(std::uintptr_t ptr, std::size_t size, tag_t tag = 0) {
-    index_t const idx = lookup_allocated(ptr, size);
+    std::size_t const slot = lookup_allocated(ptr, size);
+    index_t const idx      = by_address_.value_at(slot);
     ensure_tag(tag);
     bool const was = blocks_[idx].marked;
-    free_allocated(idx, tag);
+    free_allocated(idx, tag, slot);
     return was;
   }
 
@@ -140,11 +155,12 @@ class tlsf_free_list {
    * nothing changes.
    */
   std::size_t deallocate_marked(std::uintptr_t ptr, std::size_t size) noexcept {
-    index_t const idx = marked_index(ptr);
-    if (idx == address_map::npos || blocks_[idx].size != size) {
-      return idx == address_map::npos ? 0 : blocks_[idx].size;
+    std::size_t const slot = by_address_.slot_of(ptr);  // one probe for the look-up and erase
+    index_t const idx      = slot == address_map::npos_slot ? nil : by_address_.value_at(slot);
+    if (idx == nil || !blocks_[idx].marked || blocks_[idx].size != size) {
+      return idx == nil || !blocks_[idx].marked ? 0 : blocks_[idx].size;
     }
-    free_allocated(idx, 0);  // marked: allocated, so tag 0's index exists (tags are dense)
+    free_allocated(idx, 0, slot);  // marked: allocated, so tag 0's index exists (tags are dense)
     return size;
   }
 
@@ -174,7 +190,7 @@ class tlsf_free_list {
    * unchanged).
    */
   std::size_t retag_block(std::uintptr_t ptr, tag_t from, tag_t to) {
-    index_t const idx = by_address_.find(ptr);
+    index_t const idx = find_block(ptr);
     if (idx == address_map::npos || !blocks_[idx].free || blocks_[idx].tag != from || from == to) {
       return 0;
     }
@@ -543,10 +559,11 @@ class tlsf_free_list {
     blocks_[idx].marked       = mark;
     return base;
   }
-  // Turns the allocated block idx into a free block of `tag` (whose index exists), unmarked, and
-  // merges it with its free same-tag neighbours: deallocate and deallocate_marked after lookup.
+  // Turns the allocated block idx, whose key is in the address map's slot `slot`, into a free
+  // block of `tag` (whose index exists), unmarked, and merges it with its free same-tag
+  // neighbours: deallocate and deallocate_marked after lookup.
   // Always inlined: as a call, the arena's large frees ran 7-9 more instructions each (session v).
-  [[gnu::always_inline]] void free_allocated(index_t idx, tag_t tag) noexcept;
+  [[gnu::always_inline]] void free_allocated(index_t idx, tag_t tag, std::size_t slot) noexcept;
   // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
   void coalesce_and_link(index_t idx) noexcept;
   // Merges the (unlinked) next neighbour into idx and frees its descriptor.
@@ -557,9 +574,19 @@ class tlsf_free_list {
   // free in the host model (session z).
   [[gnu::always_inline]] void link_free(index_t idx) noexcept;
   void unlink_free(index_t idx) noexcept;
-  // A descriptor for [base, base + size) registered in the address map; strong guarantee.
-  index_t new_block(std::uintptr_t base, std::size_t size);
+  // A descriptor for [base, base + size), free or not, registered in the address map if keyed;
+  // strong guarantee.
+  index_t new_block(std::uintptr_t base, std::size_t size, bool free);
   void drop_block(index_t idx) noexcept;
+  // Makes sure that a spare descriptor exists, so that the next new_block allocates none.
+  void reserve_block();
+  // Whether a block that is (or becomes) free / allocated has a key in the address map: every
+  // allocated block has one; a free block only with keyed_blocks::all.
+  [[nodiscard]] bool keyed(bool free) const noexcept { return key_free_ || !free; }
+  // The block that starts at ptr, free or allocated, or npos: the address map, or for a free
+  // block under keyed_blocks::allocated a walk over its region's blocks.
+  [[nodiscard]] index_t find_block(std::uintptr_t ptr) const noexcept;
+  [[nodiscard]] index_t walk_to_block(std::uintptr_t ptr) const noexcept;
 
   void ensure_tag(tag_t tag) {
     if (tag >= index_.size()) {
@@ -580,7 +607,8 @@ class tlsf_free_list {
   // values when its precondition fails, and changes nothing.
   // lookup_allocated and check_size are on every free and grant: short, with the messages
   // built out of line (throw_bad_free, throw_bad_size), so that they inline.
-  [[nodiscard]] index_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const;
+  // The address map's slot of the allocated block of `size` bytes at ptr; else throws.
+  [[nodiscard]] std::size_t lookup_allocated(std::uintptr_t ptr, std::size_t size) const;
   [[noreturn]] void throw_bad_free(std::uintptr_t ptr, std::size_t size, index_t found) const;
   void check_size(char const* what, std::size_t size) const;
   [[noreturn]] void throw_bad_size(char const* what, std::size_t size) const;
@@ -605,9 +633,10 @@ class tlsf_free_list {
 
   std::size_t granularity_;
   std::size_t shift_{};
+  bool key_free_;  // keyed_blocks::all
   std::vector<block> blocks_;
   index_t spare_blocks_{nil};
-  address_map by_address_;  // every block, free or not
+  address_map by_address_;  // every allocated block, and every free one if key_free_
   std::vector<region> regions_;
   region_id spare_regions_{no_region};
   std::map<std::uintptr_t, region_id> region_map_;  // by base: overlap checks, ordered output

@@ -11,14 +11,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 
 namespace rmm::mr::detail {
 
 // Allocates the front `size` bytes of free block idx; strong exception guarantee.
 inline std::uintptr_t tlsf_free_list::carve(index_t idx, std::size_t size) {
-  std::size_t const rest = blocks_[idx].size - size;
-  index_t const tail     = rest != 0 ? new_block(blocks_[idx].base + size, rest) : nil;
+  std::size_t const rest    = blocks_[idx].size - size;
+  std::uintptr_t const base = blocks_[idx].base;
+  if (!key_free_) {
+    // The allocated block's key, and a spare descriptor first so that new_block (which adds no
+    // key for a free block) cannot throw after it: no try block, which kept GCC from inlining.
+    if (rest != 0) {
+      reserve_block();
+    }
+    by_address_.emplace(base, idx);  // nothing has changed if it throws (but a spare descriptor)
+  }
+  index_t const tail = rest != 0 ? new_block(base + size, rest, /*free=*/true) : nil;
   unlink_free(idx);
   block& b = blocks_[idx];
   b.free   = false;
@@ -29,7 +39,6 @@ inline std::uintptr_t tlsf_free_list::carve(index_t idx, std::size_t size) {
   if (tail != nil) {
     block& t    = blocks_[tail];
     t.region    = b.region;
-    t.free      = true;
     t.tag       = b.tag;
     t.prev_phys = idx;
     t.next_phys = b.next_phys;
@@ -46,8 +55,13 @@ inline std::uintptr_t tlsf_free_list::carve(index_t idx, std::size_t size) {
 }
 
 // Turns the allocated block idx into a free block of `tag` (whose index exists), unmarked, merged.
-[[gnu::always_inline]] inline void tlsf_free_list::free_allocated(index_t idx, tag_t tag) noexcept {
+[[gnu::always_inline]] inline void tlsf_free_list::free_allocated(index_t idx,
+                                                                  tag_t tag,
+                                                                  std::size_t slot) noexcept {
   block& b = blocks_[idx];
+  if (!key_free_) {
+    by_address_.erase_at(slot);  // free blocks have no key
+  }
   b.free   = true;
   b.tag    = tag;
   b.marked = false;
@@ -129,36 +143,59 @@ inline void tlsf_free_list::unlink_free(index_t idx) noexcept {
   --num_free_blocks_;
 }
 
-// A descriptor for [base, base + size) registered in the address map; strong guarantee.
-inline auto tlsf_free_list::new_block(std::uintptr_t base, std::size_t size) -> index_t {
-  index_t idx = spare_blocks_;
-  if (idx != nil) {
-    spare_blocks_ = blocks_[idx].next_free;
-  } else {
+inline void tlsf_free_list::reserve_block() {
+  if (spare_blocks_ == nil) {
     if (blocks_.size() >= nil) {
       throw std::length_error("tlsf_free_list: too many blocks");
     }
     blocks_.emplace_back();
-    idx = static_cast<index_t>(blocks_.size() - 1);
+    spare_blocks_ = static_cast<index_t>(blocks_.size() - 1);
   }
-  try {
-    by_address_.emplace(base, idx);
-  } catch (...) {
-    blocks_[idx].next_free = spare_blocks_;
-    spare_blocks_          = idx;
-    throw;
+}
+
+// A descriptor for [base, base + size), registered in the address map if keyed; strong guarantee.
+inline auto tlsf_free_list::new_block(std::uintptr_t base, std::size_t size, bool free) -> index_t {
+  reserve_block();
+  index_t const idx = spare_blocks_;
+  if (keyed(free)) {
+    by_address_.emplace(base, idx);  // if it throws, the descriptor stays spare
   }
+  spare_blocks_     = blocks_[idx].next_free;
   blocks_[idx]      = block{};
   blocks_[idx].base = base;
   blocks_[idx].size = size;
+  blocks_[idx].free = free;
   return idx;
 }
 
 inline void tlsf_free_list::drop_block(index_t idx) noexcept {
-  by_address_.erase(blocks_[idx].base);
+  if (keyed(blocks_[idx].free)) {
+    by_address_.erase(blocks_[idx].base);
+  }
   blocks_[idx]           = block{};
   blocks_[idx].next_free = spare_blocks_;
   spare_blocks_          = idx;
+}
+
+inline auto tlsf_free_list::find_block(std::uintptr_t ptr) const noexcept -> index_t {
+  index_t const idx = by_address_.find(ptr);
+  return idx != address_map::npos || key_free_ ? idx : walk_to_block(ptr);
+}
+
+inline auto tlsf_free_list::walk_to_block(std::uintptr_t ptr) const noexcept -> index_t {
+  auto it = region_map_.upper_bound(ptr);  // the first region above ptr
+  if (it == region_map_.begin()) {
+    return address_map::npos;
+  }
+  region const& r = regions_[std::prev(it)->second];
+  if (ptr - r.base >= r.size) {
+    return address_map::npos;
+  }
+  index_t i = r.first_block;
+  while (i != nil && blocks_[i].base < ptr) {
+    i = blocks_[i].next_phys;
+  }
+  return i != nil && blocks_[i].base == ptr ? i : address_map::npos;
 }
 
 }  // namespace rmm::mr::detail

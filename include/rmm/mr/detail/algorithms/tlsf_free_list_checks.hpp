@@ -29,18 +29,22 @@ inline std::string tlsf_range_text(std::uintptr_t base, std::size_t size) {
 
 // --- argument checks ----------------------------------------------------------------------------
 
-inline auto tlsf_free_list::lookup_allocated(std::uintptr_t ptr, std::size_t size) const
-    -> index_t {
-  index_t const found = by_address_.find(ptr);
+inline std::size_t tlsf_free_list::lookup_allocated(std::uintptr_t ptr, std::size_t size) const {
+  std::size_t const slot = by_address_.slot_of(ptr);
+  index_t const found =
+      slot == address_map::npos_slot ? address_map::npos : by_address_.value_at(slot);
   if (found == address_map::npos || blocks_[found].free || blocks_[found].size != size) {
     throw_bad_free(ptr, size, found);
   }
-  return found;
+  return slot;
 }
 
 inline void tlsf_free_list::throw_bad_free(std::uintptr_t ptr,
                                            std::size_t size,
                                            index_t found) const {
+  if (found == address_map::npos) {
+    found = find_block(ptr);  // a free block, which has no key under keyed_blocks::allocated
+  }
   if (found == address_map::npos) {
     throw std::invalid_argument("tlsf_free_list: deallocate of unknown pointer " + hex(ptr) +
                                 " (size " + std::to_string(size) + ")");
@@ -63,7 +67,7 @@ inline auto tlsf_free_list::check_range(std::uintptr_t block_base,
     throw std::invalid_argument(where + ": the address and size must be multiples of " +
                                 std::to_string(granularity_) + " and the size non-zero");
   }
-  index_t const idx = by_address_.find(block_base);
+  index_t const idx = find_block(block_base);
   if (idx == address_map::npos || !blocks_[idx].free) {
     throw std::invalid_argument(where + ": no free block starts there");
   }
@@ -165,13 +169,14 @@ inline void tlsf_free_list::validate() const {
   for (index_t i = spare_blocks_; i != nil; i = blocks_[i].next_free) {
     ++spare;
   }
-  expect(spare + by_address_.size() == blocks_.size(), "descriptor accounting is off");
+  std::size_t const unkeyed = key_free_ ? 0 : num_free_blocks_;
+  expect(spare + by_address_.size() + unkeyed == blocks_.size(), "descriptor accounting is off");
   by_address_.validate();
 }
 
 inline void tlsf_free_list::validate_regions() const {
   std::uintptr_t prev_end = 0;
-  std::size_t blocks = 0, free_blocks = 0, free_bytes = 0, total = 0;
+  std::size_t keys = 0, free_blocks = 0, free_bytes = 0, total = 0;
   for (auto const& [base, rid] : region_map_) {
     region const& r = regions_[rid];
     expect(r.live && r.base == base, "region map entry is stale", base);
@@ -186,13 +191,15 @@ inline void tlsf_free_list::validate_regions() const {
       expect(b.base == cursor, "block does not start where its predecessor ends", b.base);
       expect(b.size != 0 && (b.size & (granularity_ - 1)) == 0, "block has a bad size", b.base);
       expect(b.region == rid && b.prev_phys == prev, "block has bad links", b.base);
-      expect(by_address_.find(b.base) == i, "block not in the address map", b.base);
+      expect(by_address_.find(b.base) == (keyed(b.free) ? i : address_map::npos),
+             keyed(b.free) ? "block not in the address map" : "free block in the address map",
+             b.base);
       expect(!(b.free && prev != nil && blocks_[prev].free && blocks_[prev].tag == b.tag),
              "block is not coalesced",
              b.base);
       expect(!(b.free && b.marked), "free block is marked", b.base);
       cursor += b.size;
-      ++blocks;
+      keys += keyed(b.free) ? 1U : 0U;
       if (b.free) {
         ++free_blocks;
         free_bytes += b.size;
@@ -209,7 +216,7 @@ inline void tlsf_free_list::validate_regions() const {
     live_regions += r.live ? 1U : 0U;
   }
   expect(live_regions == region_map_.size(), "live regions missing from the region map");
-  expect(blocks == by_address_.size(), "address map holds blocks outside regions");
+  expect(keys == by_address_.size(), "address map holds blocks outside regions");
   expect(free_blocks == num_free_blocks_, "free block count is off");
   expect(free_bytes == free_bytes_, "free byte count is off");
   expect(total == total_bytes_ && total == free_bytes_ + allocated_bytes_, "byte totals");

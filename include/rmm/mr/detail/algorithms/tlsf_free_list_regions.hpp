@@ -25,7 +25,7 @@ inline auto tlsf_free_list::insert_region(std::uintptr_t base, std::size_t size,
   region_id const rid = acquire_region();
   index_t idx         = nil;
   try {
-    idx = new_block(base, size);
+    idx = new_block(base, size, /*free=*/true);
     region_map_.emplace(base, rid);
   } catch (...) {
     if (idx != nil) {
@@ -51,7 +51,8 @@ inline void tlsf_free_list::extend_region(region_id id, std::size_t bytes, tag_t
   bool const grow_last = blocks_[last].free && blocks_[last].tag == tag;
   // Every allocating step first, undone if a later one throws. Growing the last block
   // allocates nothing: its tag, and so its index, exist already.
-  index_t const idx = grow_last ? last : new_block(regions_[id].base + regions_[id].size, bytes);
+  index_t const idx =
+      grow_last ? last : new_block(regions_[id].base + regions_[id].size, bytes, /*free=*/true);
   try {
     ensure_tag(tag);
   } catch (...) {
@@ -114,11 +115,11 @@ inline void tlsf_free_list::allocate_range(std::uintptr_t block_base,
     return;
   }
   // Every allocating step first: the middle block and, if any, the free block after it.
-  index_t const mid = new_block(ptr, size);
+  index_t const mid = new_block(ptr, size, /*free=*/false);
   index_t tail      = nil;
   if (rest != 0) {
     try {
-      tail = new_block(ptr + size, rest);
+      tail = new_block(ptr + size, rest, /*free=*/true);
     } catch (...) {
       drop_block(mid);
       throw;

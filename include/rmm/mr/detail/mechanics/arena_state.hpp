@@ -464,8 +464,9 @@ class arena_state : private device_binding {
   // rmm::logic_error if it does with another size than `bytes`.
   [[nodiscard]] bool is_large_block(std::uintptr_t p, std::size_t bytes) const;
   // Throws rmm::logic_error naming both sizes if `allocated` (a large block's size at `p`, 0 for
-  // none) is neither 0 nor `bytes`.
+  // none) is neither 0 nor `bytes`; the message built out of line, so that the test inlines.
   static void expect_large_size(std::uintptr_t p, std::size_t bytes, std::size_t allocated);
+  [[noreturn]] static void throw_large_size(std::uintptr_t p, std::size_t bytes, std::size_t got);
 
   // Several arenas: the large block at `p` stays in `a` (the freeing stream's arena; the caller
   // holds its mutex and global_mutex_) as an entirely free superblock while a's entirely free

@@ -60,10 +60,15 @@ inline bool arena_state::is_large_block(std::uintptr_t p, std::size_t bytes) con
 inline void arena_state::expect_large_size(std::uintptr_t p,
                                            std::size_t bytes,
                                            std::size_t allocated) {
-  RMM_EXPECTS(allocated == 0 || allocated == bytes,
-              "arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
-                  format_hex(p) + ", allocated with " + std::to_string(allocated),
-              rmm::logic_error);
+  if (allocated != 0 && allocated != bytes) {
+    throw_large_size(p, bytes, allocated);
+  }
+}
+
+inline void arena_state::throw_large_size(std::uintptr_t p, std::size_t bytes, std::size_t got) {
+  RMM_FAIL("arena_memory_resource: deallocate of " + std::to_string(bytes) + " bytes at " +
+               format_hex(p) + ", allocated with " + std::to_string(got),
+           rmm::logic_error);
 }
 
 inline bool arena_state::release_large_alone(std::uintptr_t p, std::size_t bytes) {
