@@ -439,8 +439,8 @@ class global_arena {
 
   std::uintptr_t base_;
   std::size_t size_;
-  // Large blocks are its marked grants. Its map erases by tombstone: nearly every large free
-  // merges a neighbour (address_map.hpp says why, and why the pool's does not). It keys allocated
+  // Large blocks are its marked grants. Its map erases by tombstone: every large free erases a
+  // key (address_map.hpp says why, and why the pool's does not). It keys allocated
   // blocks only: nothing here looks up a free block by address, and a large pair then inserts and
   // erases one key instead of one insert and one or two erases (tlsf_free_list.md).
   tlsf_free_list free_{allocation_granularity,
