@@ -381,8 +381,10 @@ struct live {
 
 class driver {
  public:
-  driver(std::size_t g, tlsf_free_list::keyed_blocks keyed)
-      : g_{g}, list_{g, rmm::mr::detail::address_map::erase_mode::shift, keyed} {}
+  driver(std::size_t g,
+         tlsf_free_list::keyed_blocks keyed,
+         rmm::mr::detail::address_map::erase_mode erase)
+      : g_{g}, list_{g, erase, keyed} {}
 
   void step(reader& in) {
     switch (in.byte() % 16U) {
@@ -937,7 +939,10 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   // Bit 2: the global arena's keying (allocated blocks only), which looks up free blocks by walk.
   auto const keyed = (first & 4U) != 0 ? tlsf_free_list::keyed_blocks::allocated
                                        : tlsf_free_list::keyed_blocks::all;
-  driver d{granularities[first % 4U], keyed};
+  // Bit 3: erasing by tombstone (the global arena's map) instead of by backward shift.
+  auto const erase = (first & 8U) != 0 ? rmm::mr::detail::address_map::erase_mode::tombstone
+                                       : rmm::mr::detail::address_map::erase_mode::shift;
+  driver d{granularities[first % 4U], keyed, erase};
   rmm::fuzz::abort_on_exception([&] { rmm::fuzz::run_steps(d, in, 4096); });
   return 0;
 }

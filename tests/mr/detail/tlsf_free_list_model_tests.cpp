@@ -58,11 +58,10 @@ class random_run {
   random_run(std::size_t granularity,
              std::uint64_t seed,
              tag_t num_tags                     = 1,
-             tlsf_free_list::keyed_blocks keyed = tlsf_free_list::keyed_blocks::all)
-      : list_{granularity, rmm::mr::detail::address_map::erase_mode::shift, keyed},
-        g_{granularity},
-        rng_{seed},
-        num_tags_{num_tags} {}
+             tlsf_free_list::keyed_blocks keyed = tlsf_free_list::keyed_blocks::all,
+             rmm::mr::detail::address_map::erase_mode erase =
+                 rmm::mr::detail::address_map::erase_mode::shift)
+      : list_{granularity, erase, keyed}, g_{granularity}, rng_{seed}, num_tags_{num_tags} {}
 
   void run(int steps) {
     for (int i = 0; i < steps; ++i) {
@@ -522,6 +521,12 @@ TEST_CASE("tlsf_free_list keying allocated blocks only agrees with the reference
   SECTION("with tags (streams), granularity 256") {
     for (std::uint64_t seed : {31U, 32U}) {
       random_run{256, seed, 3, allocated}.run(5000);
+    }
+  }
+  SECTION("erasing by tombstone, as the global arena does") {
+    for (std::uint64_t seed : {51U, 52U}) {
+      random_run{256, seed, 1, allocated, rmm::mr::detail::address_map::erase_mode::tombstone}.run(
+          5000);
     }
   }
 }
