@@ -3,7 +3,8 @@
  * @brief libFuzzer target: decodes the input into inserts, erases, changes, clears, releases and
  * reserves on a block_array (chunk_stream_arena's free blocks of one superblock), applies the same
  * ones to a sorted std::vector of {place, size}, and aborts on any disagreement: the blocks, the
- * largest size, and first_fit and first_at_or_after for probes from the input (32-bit values, so
+ * largest size (also with one block's size replaced, max_length_replacing), and first_fit and
+ * first_at_or_after for probes from the input (32-bit values, so
  * both sides of 2^31, where the SSE2 searches bias their compares).
  *
  * Input: each operation is an opcode byte and its operands; a missing byte reads as zero, so every
@@ -51,6 +52,15 @@ void check(block_array const& a, model const& m, reader& in) {
   auto const fit =
       std::find_if(m.begin(), m.end(), [u](auto const& b) { return b.second >= u; }) - m.begin();
   FUZZ_CHECK(a.first_fit(u) == static_cast<std::size_t>(fit));
+  if (!m.empty()) {  // one block's size replaced, as a carve reads it before its store
+    std::size_t const i = in.u16() % m.size();
+    unit const v        = u32(in);
+    unit r              = v;
+    for (std::size_t j = 0; j < m.size(); ++j) {
+      r = j == i ? r : std::max(r, m[j].second);
+    }
+    FUZZ_CHECK(a.max_length_replacing(i, v) == r);
+  }
 }
 
 }  // namespace

@@ -58,6 +58,25 @@ void check_same(block_array const& a, model const& m, std::vector<unit> const& p
     REQUIRE(a.length(i) == m[i].second);
   }
   REQUIRE(a.max_length() == model_max(m));
+  // max_length_replacing: each block given new sizes (0: erased), against the largest of the
+  // other blocks (prefix and suffix maxima).
+  std::vector<unit> before(m.size() + 1, 0), after(m.size() + 1, 0);
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    before[i + 1]           = std::max(before[i], m[i].second);
+    after[m.size() - 1 - i] = std::max(after[m.size() - i], m[m.size() - 1 - i].second);
+  }
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    unit const others = std::max(before[i], after[i + 1]);
+    for (unit const v : {unit{0},
+                         unit{1},
+                         m[i].second,
+                         model_max(m),
+                         model_max(m) + 1,
+                         unit{0xFFFFFFFFU},
+                         probes[i % probes.size()]}) {
+      REQUIRE(a.max_length_replacing(i, v) == std::max(others, v));
+    }
+  }
   for (unit const p : probes) {
     REQUIRE(a.first_at_or_after(p) == model_first_at_or_after(m, p));
     if (p != 0) {

@@ -17,6 +17,16 @@
 
 namespace rmm::mr::detail::arena {
 
+/// @brief Asks for the cache line holding @p p ahead of its use (a hint: no effect on the
+/// result, nothing where the compiler has no prefetch).
+inline void prefetch_line(void const* p) noexcept {
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+  __builtin_prefetch(p);
+#else
+  static_cast<void>(p);
+#endif
+}
+
 /**
  * @brief Free blocks `{place, size}` in units (the caller's: chunk_stream_arena's are 256 bytes
  * from the superblock's base), kept sorted by place; the caller keeps them disjoint.
@@ -77,6 +87,20 @@ class block_array {
   [[nodiscard]] unit place(std::size_t i) const noexcept { return biased(places()[i]); }
   /// @brief The size of block @p i (< size()).
   [[nodiscard]] unit length(std::size_t i) const noexcept { return biased(sizes()[i]); }
+
+  /// @brief Prefetches the first step of sizes (the lines of its first and last entries), for a
+  /// caller that will read a size after searching the places. A hint; never throws.
+  void prefetch_sizes() const noexcept {
+    prefetch_line(sizes());
+    prefetch_line(sizes() + lanes_per_step - 1);
+  }
+
+  /// @brief Prefetches the first step of places, as prefetch_sizes(), for a caller that will
+  /// read a place after searching the sizes.
+  void prefetch_places() const noexcept {
+    prefetch_line(places());
+    prefetch_line(places() + lanes_per_step - 1);
+  }
 
   /// @brief Room for at least @p n blocks. @throws std::bad_alloc; the array is then unchanged.
   void reserve(std::size_t n) {
@@ -175,6 +199,36 @@ class block_array {
     unit m = 0;
     for (std::size_t i = 0; i < n_; ++i) {
       m = m < length(i) ? length(i) : m;
+    }
+    return m;
+#endif
+  }
+
+  /**
+   * @brief The largest size once block @p i (< size()) has size @p value (0: once it is erased),
+   * read before that change is stored: as max_length() after it, without loading the lanes that
+   * the change's store has just written (such a load waits for the store to reach the cache).
+   */
+  [[nodiscard]] unit max_length_replacing(std::size_t i, unit value) const noexcept {
+    unit const* const s = sizes();
+#ifdef RMM_DETAIL_SSE2
+    __m128i const at  = _mm_set1_epi32(static_cast<int>(i));
+    __m128i const rep = sse2::splat_biased(value);
+    auto const get    = [&](std::size_t j) {
+      return sse2::lane_replaced(load(s + j), static_cast<int>(j), at, rep);
+    };
+    __m128i m = sse2::splat_biased(0);  // the padding, 0, is the least
+    for (std::size_t j = 0; j < n_; j += lanes_per_step) {
+      __m128i const a = sse2::max_biased(get(j), get(j + 4));
+      __m128i const b = sse2::max_biased(get(j + 8), get(j + 12));
+      m               = sse2::max_biased(m, sse2::max_biased(a, b));
+    }
+    return sse2::fold_max(m);
+#else
+    unit m = 0;
+    for (std::size_t j = 0; j < n_; ++j) {
+      unit const x = j == i ? value : length(j);
+      m            = m < x ? x : m;
     }
     return m;
 #endif

@@ -140,8 +140,9 @@ class chunk_stream_arena {
     while (sbs_[s].max_free < bytes) {
       s = sbs_[s].next_in_chunk;
     }
-    sb_rec& sb             = sbs_[s];
-    std::uintptr_t const p = carve(sb, bytes);
+    sb_rec& sb               = sbs_[s];
+    std::size_t const before = sb.max_free;
+    std::uintptr_t const p   = carve(sb, bytes);
     if (sb.allocated == 0) {
       unlink_empty(s);
       cached_bytes_ -= sb.size;
@@ -149,7 +150,9 @@ class chunk_stream_arena {
     sb.allocated += bytes;
     allocated_bytes_ += bytes;
     free_bytes_ -= bytes;
-    refresh_leaf(c);
+    if (sb.max_free != before) {
+      refresh_leaf_of(sb, c);
+    }
     return p;
   }
 
@@ -196,6 +199,7 @@ class chunk_stream_arena {
     }
     sb.next_in_chunk = *link;
     *link            = s;
+    mark_alone(c);
     set_start(c);
     set_granules(base, size, s);
     link_empty(s);
@@ -207,6 +211,18 @@ class chunk_stream_arena {
     free_bytes_ += size;
     ++num_superblocks_;
     refresh_leaf(c);
+  }
+
+  /**
+   * @brief Asks for the cache line that a look-up of @p ptr (deallocate, owns) reads first, for a
+   * caller with other work to do before it: a hint, with no effect on the arena. Reads only
+   * members fixed at construction, so a caller may call it without the lock that serialises the
+   * arena. Never throws.
+   */
+  void prefetch_lookup(std::uintptr_t ptr) const noexcept {
+    if (ptr - base_ < end_ - base_) {
+      prefetch_line(granule_owner_.data() + ((ptr - base_) >> granule_shift));
+    }
   }
 
   /// @brief True if @p ptr lies inside a superblock of this arena. O(1) expected.
@@ -256,7 +272,9 @@ class chunk_stream_arena {
     if (s == none) {
       return {false, std::nullopt};
     }
-    sb_rec& sb = sbs_[s];
+    sb_rec& sb          = sbs_[s];
+    std::size_t const c = chunk_of(sb.base);
+    prefetch_line(leaf_of(c));  // its line is needed after give(): load it meanwhile
     if (bytes > sb.size - (ptr - sb.base)) {
       throw_not_inside(ptr, bytes);
     }
@@ -265,8 +283,9 @@ class chunk_stream_arena {
           "chunk_stream_arena: free of [" + format_hex(ptr) + ", +" + std::to_string(bytes) +
           ") exceeds the " + std::to_string(sb.allocated) + " bytes allocated in its superblock");
     }
-    bool const now_empty = sb.allocated == bytes;
-    bool const release   = now_empty && allow_release && !keeps(sb.size);
+    bool const now_empty     = sb.allocated == bytes;
+    bool const release       = now_empty && allow_release && !keeps(sb.size);
+    std::size_t const before = sb.max_free;
     give(sb, ptr, bytes);  // throws before changing anything
     sb.allocated -= bytes;
     allocated_bytes_ -= bytes;
@@ -276,7 +295,9 @@ class chunk_stream_arena {
         link_empty(s);
         cached_bytes_ += sb.size;
       }
-      refresh_leaf(chunk_of(sb.base));
+      if (sb.max_free != before) {
+        refresh_leaf_of(sb, c);
+      }
       return {true, std::nullopt};
     }
     range const r{sb.base, sb.size};
@@ -412,6 +433,7 @@ class chunk_stream_arena {
     std::uint32_t empty_prev{none};                   // list of entirely free superblocks
     std::uint32_t empty_next{none};
     bool is_empty{false};
+    bool alone{false};  // the only superblock starting in its chunk: its max_free is the leaf
   };
 
   [[nodiscard]] std::size_t chunk_of(std::uintptr_t a) const noexcept {
@@ -455,7 +477,23 @@ class chunk_stream_arena {
   struct alignas(64) group {
     std::uint32_t v[fan]{};
   };
+  // Leaf c from the superblocks starting in chunk c; refresh_leaf_of: after a change of sb's
+  // max_free, where sb starts in chunk c (one load where sb is alone there); both climb.
   void refresh_leaf(std::size_t c) noexcept;
+  void refresh_leaf_of(sb_rec const& sb, std::size_t c) noexcept;
+  // Leaf c is now v: climbs while the group maximum changes.
+  void set_leaf(std::size_t c, std::uint32_t v) noexcept;
+  [[nodiscard]] std::uint32_t* leaf_of(std::size_t c) noexcept {
+    return &tree_[c / fan].v[c % fan];  // the leaves are the first level
+  }
+  // Sets `alone` on the superblocks starting in chunk c: whether there is one.
+  void mark_alone(std::size_t c) noexcept {
+    std::uint32_t const head = chunk_head_[c];
+    bool const one           = sbs_[head].next_in_chunk == none;
+    for (std::uint32_t s = head; s != none; s = sbs_[s].next_in_chunk) {
+      sbs_[s].alone = one;
+    }
+  }
   [[nodiscard]] group* level(std::size_t l) noexcept { return tree_.data() + level_at_[l]; }
   [[nodiscard]] group const* level(std::size_t l) const noexcept {
     return tree_.data() + level_at_[l];
@@ -468,6 +506,10 @@ class chunk_stream_arena {
   [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept;
   [[nodiscard]] static std::size_t first_fit_in(group const& g, std::uint32_t u) noexcept;
   [[nodiscard]] static std::uint32_t group_max(group const& g) noexcept;
+  // group_max(g) with entry `lane` taken as v: read before that entry's store (set_leaf).
+  [[nodiscard]] static std::uint32_t group_max_replacing(group const& g,
+                                                         std::size_t lane,
+                                                         std::uint32_t v) noexcept;
   [[nodiscard]] static std::uint32_t units(std::size_t bytes) noexcept {
     return static_cast<std::uint32_t>(bytes / allocation_granularity);
   }
@@ -520,6 +562,8 @@ class chunk_stream_arena {
     *link = sb.next_in_chunk;
     if (chunk_head_[c] == none) {
       clear_start(c);
+    } else {
+      mark_alone(c);
     }
     set_granules(sb.base, sb.size, none);
     if (sb.is_empty) {
@@ -535,6 +579,7 @@ class chunk_stream_arena {
     }
     sb.size     = 0;
     sb.max_free = 0;
+    sb.alone    = false;
     trim_blocks(sb);  // the slot's next superblock reuses up to kept_block_capacity
     sb.next_in_chunk = none;
     spare_slots_.push_back(s);  // never throws: capacity reserved in add_superblock

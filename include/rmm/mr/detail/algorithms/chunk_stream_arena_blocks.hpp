@@ -28,20 +28,23 @@ inline std::uintptr_t chunk_stream_arena::carve(sb_rec& sb, std::size_t bytes) n
     sb.max_free            = sb.tree->largest_free_block();
     return p;
   }
-  auto& v                    = sb.blocks;
+  auto& v = sb.blocks;
+  v.prefetch_places();  // read after the search of the sizes: load them meanwhile
   std::uint32_t const u      = units(bytes);
   std::size_t const i        = v.first_fit(u);
   std::uint32_t const place  = v.place(i);
   std::uint32_t const length = v.length(i);
-  bool const was_max         = bytes_of(length) == sb.max_free;
+  // Almost always the largest block: first fit lands in the lowest superblock that can hold it.
+  // Its new maximum is taken from the sizes as they are before the change is stored.
+  bool const was_max = bytes_of(length) == sb.max_free;
+  std::size_t const max_free =
+      was_max ? bytes_of(v.max_length_replacing(i, length - u)) : sb.max_free;
   if (length == u) {
     v.erase(i);
   } else {
     v.set(i, place + u, length - u);
   }
-  if (was_max) {  // almost always: first fit lands in the lowest superblock that can hold it
-    sb.max_free = bytes_of(v.max_length());
-  }
+  sb.max_free = max_free;
   return sb.base + bytes_of(place);
 }
 
@@ -64,7 +67,8 @@ inline void chunk_stream_arena::give(sb_rec& sb, std::uintptr_t ptr, std::size_t
     }
     return;
   }
-  auto& v                      = sb.blocks;
+  auto& v = sb.blocks;
+  v.prefetch_sizes();  // read after the search of the places: load them meanwhile
   std::uint32_t const at       = units(ptr - sb.base);  // the caller checked that it is inside sb
   std::uint32_t const n        = units(bytes);
   std::uint32_t const end      = at + n;

@@ -93,6 +93,9 @@ inline void chunk_stream_arena::validate() const {
       expect(sb_free + sb.allocated == sb.size, "superblock bytes unaccounted", sb.base);
       expect(sb_max == sb.max_free, "largest free block of a superblock is off", sb.base);
       expect(sb.is_empty == (sb.allocated == 0), "free-superblock flag is off", sb.base);
+      expect(sb.alone == (chunk_head_[c] == s && sb.next_in_chunk == none),
+             "alone-in-its-chunk flag is off",
+             sb.base);
       leaf[c] = std::max(leaf[c], sb.max_free);
       held += sb.size;
       allocated += sb.allocated;
@@ -158,7 +161,7 @@ inline void chunk_stream_arena::validate() const {
   std::size_t spare = 0;
   for (sb_rec const& sb : sbs_) {
     spare += sb.size == 0 ? 1 : 0;
-    expect(sb.size != 0 || !sb.tree, "spare slot with a tree", 0);
+    expect(sb.size != 0 || (!sb.tree && !sb.alone), "spare slot with a tree or flagged alone", 0);
     expect(sb.size != 0 || (sb.blocks.empty() && sb.blocks.capacity() <= kept_block_capacity),
            "spare slot's array not trimmed",
            0);

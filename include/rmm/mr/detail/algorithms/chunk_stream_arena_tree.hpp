@@ -49,6 +49,29 @@ inline std::uint32_t chunk_stream_arena::group_max(group const& g) noexcept {
 #endif
 }
 
+inline std::uint32_t chunk_stream_arena::group_max_replacing(group const& g,
+                                                             std::size_t lane,
+                                                             std::uint32_t v) noexcept {
+#ifdef RMM_DETAIL_SSE2
+  // The entry at `lane` zeroed (unbiased, so that it is the least once biased), then v.
+  __m128i const at = _mm_set1_epi32(static_cast<int>(lane));
+  auto const get   = [&](int k) {
+    __m128i const x   = _mm_loadu_si128(reinterpret_cast<__m128i const*>(g.v + 4 * k));
+    __m128i const hit = _mm_cmpeq_epi32(_mm_set_epi32(4 * k + 3, 4 * k + 2, 4 * k + 1, 4 * k), at);
+    return _mm_xor_si128(_mm_andnot_si128(hit, x), sse2::splat_biased(0));
+  };
+  return std::max(v,
+                  sse2::fold_max(sse2::max_biased(sse2::max_biased(get(0), get(1)),
+                                                  sse2::max_biased(get(2), get(3)))));
+#else
+  std::uint32_t m = 0;
+  for (std::size_t k = 0; k < fan; ++k) {
+    m = std::max(m, k == lane ? v : g.v[k]);
+  }
+  return m;
+#endif
+}
+
 // The maximum of the top level's groups (at most top_groups).
 inline std::uint32_t chunk_stream_arena::top_max() const noexcept {
   group const* const t   = level(num_levels_ - 1);
@@ -69,13 +92,28 @@ inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
   for (std::uint32_t s = chunk_head_[c]; s != none; s = sbs_[s].next_in_chunk) {
     b = std::max(b, sbs_[s].max_free);
   }
-  std::uint32_t v   = units(b);
-  std::uint32_t& lf = level(0)[c / fan].v[c % fan];
-  std::uint32_t old = lf;
+  set_leaf(c, units(b));
+}
+
+// Without the walk of chunk c's list (chunk_head_[c], a line of its own) where sb is the only
+// superblock starting there, as every batch is.
+inline void chunk_stream_arena::refresh_leaf_of(sb_rec const& sb, std::size_t c) noexcept {
+  if (sb.alone) {
+    set_leaf(c, units(sb.max_free));
+  } else {
+    refresh_leaf(c);
+  }
+}
+
+// Each entry is stored after its group's rescan, which reads the group as it was with the entry
+// replaced: a rescan that loaded the group after the entry's 4-byte store would wait for that
+// store to reach the cache (a load over a smaller store is not forwarded).
+inline void chunk_stream_arena::set_leaf(std::size_t c, std::uint32_t v) noexcept {
+  std::uint32_t* entry = leaf_of(c);
+  std::uint32_t old    = *entry;
   if (old == v) {
     return;
   }
-  lf = v;
   for (std::size_t l = 0; l + 1 < num_levels_; ++l) {
     std::size_t const g        = c / fan;
     std::uint32_t& up          = level(l + 1)[g / fan].v[g % fan];
@@ -83,23 +121,26 @@ inline void chunk_stream_arena::refresh_leaf(std::size_t c) noexcept {
     std::uint32_t m            = v;
     if (v < up_old) {
       if (old < up_old) {
+        *entry = v;
         return;  // the group's maximum is another entry, unchanged
       }
-      m = group_max(level(l)[g]);  // the maximum shrank: rescan
+      m = group_max_replacing(level(l)[g], c % fan, v);  // the maximum shrank: rescan
     }
+    *entry = v;
     if (m == up_old) {
       return;
     }
-    up  = m;
-    old = up_old;
-    v   = m;
-    c   = g;
+    entry = &up;
+    old   = up_old;
+    v     = m;
+    c     = g;
   }
-  // An entry of the top level went from `old` to `v`.
+  // An entry of the top level goes from `old` to `v`.
+  *entry                  = v;
   std::uint32_t const top = units(largest_.get());
   if (v >= top) {
     largest_.set(bytes_of(v));
-  } else if (old >= top) {  // the maximum shrank
+  } else if (old >= top) {  // the maximum shrank (rare: a rescan after the store is acceptable)
     largest_.set(bytes_of(top_max()));
   }
 }
@@ -118,10 +159,16 @@ inline std::size_t chunk_stream_arena::first_chunk_fitting(std::size_t bytes) co
     ++g;
   }
   std::size_t i = g * fan + j;  // the group at the level below: entry i of this level
-  for (std::size_t l = num_levels_ - 1; l-- > 0;) {
+  if (num_levels_ == 1) {
+    return i;  // the top is the leaves
+  }
+  for (std::size_t l = num_levels_ - 1; l-- > 1;) {
     i = i * fan + first_fit_in(level(l)[i], u);  // the parent's maximum guarantees a hit
   }
-  return i;
+  // i is the group of leaves: the caller reads the chunk's list head next, so its line is asked
+  // for now, while the group is searched.
+  prefetch_line(chunk_head_.data() + i * fan);
+  return i * fan + first_fit_in(level(0)[i], u);
 }
 
 }  // namespace rmm::mr::detail::arena

@@ -48,6 +48,17 @@ inline __m128i max_biased(__m128i a, __m128i b) noexcept {
 #endif
 }
 
+/// @brief The four biased lanes @p x, lanes first_lane .. first_lane + 3 of an array, with the
+/// lane whose index is @p at (splat) replaced by @p value (biased, splat); the others as they are.
+/// For a maximum over an array whose entry `at` is about to change, taken before the store: a
+/// 16-byte load over a 4-byte store still in the store buffer cannot be forwarded, and waits for
+/// the store to reach the cache.
+inline __m128i lane_replaced(__m128i x, int first_lane, __m128i at, __m128i value) noexcept {
+  __m128i const lanes = _mm_add_epi32(_mm_set1_epi32(first_lane), _mm_set_epi32(3, 2, 1, 0));
+  __m128i const hit   = _mm_cmpeq_epi32(lanes, at);
+  return _mm_or_si128(_mm_andnot_si128(hit, x), _mm_and_si128(hit, value));
+}
+
 /// @brief The largest of the four biased lanes of @p m, unbiased.
 inline std::uint32_t fold_max(__m128i m) noexcept {
   m = max_biased(m, _mm_shuffle_epi32(m, 0x4E));  // lanes 2 3 0 1

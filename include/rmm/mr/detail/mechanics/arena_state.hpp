@@ -170,6 +170,7 @@ class arena_state : private device_binding {
     stream_key const key = stream_key::of(stream);
     try {
       if (stream_arena_state* a = find_arena(key); a != nullptr) {
+        a->host.prefetch_lookup(p);  // its line arrives while the lock is taken
         // A large block bigger than any superblock of `a` is not a's: with one arena it goes
         // back under the global lock alone (release_large_alone). One branch on the three tests
         // (`&`, not `&&`), as in try_allocate.
