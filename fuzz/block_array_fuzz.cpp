@@ -4,8 +4,8 @@
  * reserves on a block_array (chunk_stream_arena's free blocks of one superblock), applies the same
  * ones to a sorted std::vector of {place, size}, and aborts on any disagreement: the blocks, the
  * largest size (also with one block's size replaced, max_length_replacing), and first_fit and
- * first_at_or_after for probes from the input (32-bit values, so
- * both sides of 2^31, where the SSE2 searches bias their compares).
+ * first_at_or_after for probes from the input (32-bit values, so both sides of 2^31, where the
+ * SSE2 searches bias their compares).
  *
  * Input: each operation is an opcode byte and its operands; a missing byte reads as zero, so every
  * input is a valid program.

@@ -56,9 +56,8 @@ inline std::uint32_t chunk_stream_arena::group_max_replacing(group const& g,
   // The entry at `lane` zeroed (unbiased, so that it is the least once biased), then v.
   __m128i const at = _mm_set1_epi32(static_cast<int>(lane));
   auto const get   = [&](int k) {
-    __m128i const x   = _mm_loadu_si128(reinterpret_cast<__m128i const*>(g.v + 4 * k));
-    __m128i const hit = _mm_cmpeq_epi32(_mm_set_epi32(4 * k + 3, 4 * k + 2, 4 * k + 1, 4 * k), at);
-    return _mm_xor_si128(_mm_andnot_si128(hit, x), sse2::splat_biased(0));
+    __m128i const x = _mm_loadu_si128(reinterpret_cast<__m128i const*>(g.v + 4 * k));
+    return _mm_xor_si128(_mm_andnot_si128(sse2::lane_is(4 * k, at), x), sse2::splat_biased(0));
   };
   return std::max(v,
                   sse2::fold_max(sse2::max_biased(sse2::max_biased(get(0), get(1)),

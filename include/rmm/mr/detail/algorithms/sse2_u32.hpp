@@ -48,14 +48,19 @@ inline __m128i max_biased(__m128i a, __m128i b) noexcept {
 #endif
 }
 
+/// @brief All ones in the lane, of lanes first_lane .. first_lane + 3 of an array, whose index is
+/// @p at (splat); zero in the others.
+inline __m128i lane_is(int first_lane, __m128i at) noexcept {
+  return _mm_cmpeq_epi32(_mm_add_epi32(_mm_set1_epi32(first_lane), _mm_set_epi32(3, 2, 1, 0)), at);
+}
+
 /// @brief The four biased lanes @p x, lanes first_lane .. first_lane + 3 of an array, with the
 /// lane whose index is @p at (splat) replaced by @p value (biased, splat); the others as they are.
 /// For a maximum over an array whose entry `at` is about to change, taken before the store: a
 /// 16-byte load over a 4-byte store still in the store buffer cannot be forwarded, and waits for
 /// the store to reach the cache.
 inline __m128i lane_replaced(__m128i x, int first_lane, __m128i at, __m128i value) noexcept {
-  __m128i const lanes = _mm_add_epi32(_mm_set1_epi32(first_lane), _mm_set_epi32(3, 2, 1, 0));
-  __m128i const hit   = _mm_cmpeq_epi32(lanes, at);
+  __m128i const hit = lane_is(first_lane, at);
   return _mm_or_si128(_mm_andnot_si128(hit, x), _mm_and_si128(hit, value));
 }
 
