@@ -8,6 +8,7 @@
 #                                # pack already (run, multi and python unpack first themselves)
 #   scripts/gpu_suite.sh run     # there: run every GPU test program, then again under
 #                                # compute-sanitizer (memcheck with leak check); prints a summary
+#                                # into $OUT/summary.txt, the logs into $OUT/step_logs.tgz
 #   scripts/gpu_suite.sh multi   # there, on 2 or more GPUs: the multi-GPU suite (docs/multi-gpu.md)
 #   scripts/gpu_suite.sh python  # there: librmm_c inside PyTorch and CuPy
 #                                # (scripts/python_gpu_tests.sh with the staged librmm_c.so)
@@ -17,7 +18,7 @@
 #
 # With the device tool: run(command="bash scripts/gpu_suite.sh run", carry=[".gpu-pack"]).
 # Why a pack: the device tool carries at most 64 MiB with the tracked tree; the tracked tree is
-# about 39 MiB (most of it docs/bench-results) and .gpu/ about 38 MiB, xz brings .gpu/ to ~10.
+# about 53 MB (most of it docs/bench-results) and .gpu/ about 38 MiB, xz brings .gpu/ to ~10.
 # The GPU machine has CUDA 13.0, cmake and nvcc but none of our Debian dependencies, so the
 # programs are built here and carried. See docs/gpu-testing.md.
 set -uo pipefail
@@ -142,6 +143,26 @@ print_summary() {
   echo "=== GPU suite summary"
   printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
   echo "$(( ${#summary[@]} - failed )) passed, $failed failed"
+  pack_out
+}
+
+# The device tool returns at most 8 files a call, and a run writes 20 logs: everything in $out but
+# summary.txt and the benchmarks' tables.md goes into one archive, step_logs.tgz, so that all of
+# it comes back (tar -xzf step_logs.tgz). RMM_GPU_PACK=0 leaves the files as they are.
+pack_out() {
+  [ "${RMM_GPU_PACK:-1}" != 0 ] || return 0
+  local names=() f
+  for f in "$out"/* "$out"/.[!.]*; do
+    [ -e "$f" ] || continue
+    case "${f##*/}" in summary.txt | tables.md | step_logs.tgz) ;; *) names+=("${f##*/}") ;; esac
+  done
+  [ ${#names[@]} -gt 0 ] || return 0
+  if tar -C "$out" -czf "$out/step_logs.tgz" -- "${names[@]}"; then
+    (cd "$out" && rm -rf -- "${names[@]}")
+    echo "packed ${#names[@]} files into $out/step_logs.tgz"
+  else
+    echo "pack_out: tar failed; the files stay as they are"
+  fi
 }
 
 run() {
@@ -200,7 +221,8 @@ run() {
   fi
 
   if [ -x "$stage_dir/run_benchmarks.sh" ] && [ "${RMM_GPU_SKIP_BENCH:-0}" != 1 ]; then
-    bash "$stage_dir/run_benchmarks.sh" "$out" || failed=$((failed + 1))
+    bash "$stage_dir/run_benchmarks.sh" "$out/bench" || failed=$((failed + 1))
+    cp "$out/bench/tables.md" "$out/" 2>/dev/null || true
   fi
 
   print_summary

@@ -4,7 +4,8 @@
 #   here:  RMM_GPU_BENCHMARKS=ON bash scripts/gpu_suite.sh stage   # builds, stages .gpu/ (this
 #          script becomes .gpu/run_benchmarks.sh, bench_tables.py .gpu/bench_tables.py)
 #   there: bash scripts/gpu_suite.sh unpack && bash .gpu/run_benchmarks.sh "$OUT"  # alone (carry=[".gpu-pack"])
-#          bash scripts/gpu_suite.sh run            # or after the GPU test suite
+#          bash scripts/gpu_suite.sh run            # or after the GPU test suite (then in
+#                                                   # $OUT/step_logs.tgz, under bench/)
 #
 # Writes to OUT (default /tmp/rmm-bench-out), eight files (the device tool returns at most eight):
 #   rmm_random_allocations_bench.json  rmm_multithread_bench.json  rmm_replay_bench.json
