@@ -186,9 +186,9 @@ class block_array {
 
   /// @brief The largest size, 0 if there is no block.
   [[nodiscard]] unit max_length() const noexcept {
-    [[maybe_unused]] unit const* const s = sizes();  // the scalar path reads length(i)
 #ifdef RMM_DETAIL_SSE2
-    __m128i m = sse2::splat_biased(0);  // the padding, 0, is the least
+    unit const* const s = sizes();
+    __m128i m           = sse2::splat_biased(0);  // the padding, 0, is the least
     for (std::size_t i = 0; i < n_; i += lanes_per_step) {
       __m128i const a = sse2::max_biased(load(s + i), load(s + i + 4));
       __m128i const b = sse2::max_biased(load(s + i + 8), load(s + i + 12));
@@ -210,11 +210,11 @@ class block_array {
    * the change's store has just written (such a load waits for the store to reach the cache).
    */
   [[nodiscard]] unit max_length_replacing(std::size_t i, unit value) const noexcept {
-    [[maybe_unused]] unit const* const s = sizes();  // the scalar path reads length(j)
 #ifdef RMM_DETAIL_SSE2
-    __m128i const at  = _mm_set1_epi32(static_cast<int>(i));
-    __m128i const rep = sse2::splat_biased(value);
-    auto const get    = [&](std::size_t j) {
+    unit const* const s = sizes();
+    __m128i const at    = _mm_set1_epi32(static_cast<int>(i));
+    __m128i const rep   = sse2::splat_biased(value);
+    auto const get      = [&](std::size_t j) {
       return sse2::lane_replaced(load(s + j), static_cast<int>(j), at, rep);
     };
     __m128i m = sse2::splat_biased(0);  // the padding, 0, is the least
