@@ -4,8 +4,8 @@
  * same ones to the naive byte-per-unit model (tests/mr/detail/bitmap_stream_arena_model.hpp), and
  * aborts on any disagreement (addresses, released superblocks, free blocks, counters, owns()),
  * failed validate() or unexpected exception. Superblocks land anywhere in a range of 16 MiB to
- * 1.3 GiB (1, 4, 58 or 82 of the index's 16 MiB chunks: max trees of one level, whose top is 1
- * or 4 groups, and of two levels): 2 MiB multiples, odd sizes at odd 256-byte offsets (several
+ * 1.3 GiB (1, 4, 58 or 82 of the index's 16 MiB chunks: class trees of one group of 64 chunks
+ * and of two): 2 MiB multiples, odd sizes at odd 256-byte offsets (several
  * starting in one chunk), the range's last chunk; runs of small blocks switch superblocks to their
  * tree and back; the cache size changes (as the resource changes it when streams come). Misuse
  * (double, partial, misaligned, foreign frees; overlapping or out-of-range superblocks) must throw
@@ -241,8 +241,8 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   reader in{data, size};
   std::uint8_t const head = in.byte();
   std::size_t const cache = rmm::fuzz::cache_size(head);
-  // 16 MiB to 1.3 GiB: 1, 4, 58 or 82 of the index's 16 MiB chunks, so max trees of one level
-  // (a top level of 1 or 4 groups) and of two, and chunks where many superblocks start.
+  // 16 MiB to 1.3 GiB: 1, 4, 58 or 82 of the index's 16 MiB chunks, so class trees of one group
+  // of 64 chunks and of two, and chunks where many superblocks start.
   constexpr std::size_t spans[] = {8, 32, 464, 656};  // superblocks
   std::size_t const span        = SB * spans[(head >> 3U) % 4U] + 256 * ((head >> 5U) % 2U);
   rmm::fuzz::abort_on_exception([&] {

@@ -286,7 +286,7 @@ TEST_CASE("chunk_stream_arena: superblocks outside its range are rejected", "[ar
   CHECK_THROWS_AS(a.add_superblock(B - SB, SB), std::invalid_argument);
   CHECK_THROWS_AS(a.add_superblock(B + 7 * SB, 2 * SB), std::invalid_argument);
   CHECK_THROWS_AS((chunk_stream_arena{B, 0}), std::invalid_argument);
-  // The max tree keeps sizes as 32-bit counts of 256-byte units: about 1 TiB at most.
+  // The class tree keeps sizes as 32-bit counts of 256-byte units: about 1 TiB at most.
   CHECK_THROWS_AS((chunk_stream_arena{B, chunk_stream_arena::max_arena_size + 256}),
                   std::invalid_argument);
   a.add_superblock(B + 7 * SB + 256, SB - 256);  // the tail: not 2 MiB aligned
@@ -368,11 +368,11 @@ TEST_CASE("chunk_stream_arena: frees in superblocks starting inside a granule he
   CHECK(arena.num_superblocks() == 0);
 }
 
-TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena][chunk]") {
-  // 81 chunks (+256 B): 82 leaves in 6 groups of 16 (padded), then the top group of 6; 2528
-  // chunks (the resource's 40448 MiB arena): 158 groups, 10, then the top group; 4400 chunks (an
-  // H200's default arena, 68.75 GiB): 275 groups, 18, then a top level of 2 groups; the largest
-  // range: 4096 groups, 256, 16 and the top group.
+TEST_CASE("chunk_stream_arena: ranges whose class tree groups are padded", "[arena][chunk]") {
+  // 81 chunks (+256 B): 82 leaves, their classes in 2 groups of 64 (the second padded), the group
+  // classes padded to 16; 2528 chunks (the resource's 40448 MiB arena): 40 groups; 4400 chunks
+  // (an H200's default arena, 68.75 GiB): 69 groups, the last padded; the largest range: 1024
+  // groups.
   for (std::size_t span :
        {81 * CH + 256, std::size_t{40448} << 20U, 4400 * CH, chunk_stream_arena::max_arena_size}) {
     chunk_stream_arena a{B, span, 0};
@@ -393,10 +393,10 @@ TEST_CASE("chunk_stream_arena: ranges whose max tree levels are padded", "[arena
   }
 }
 
-TEST_CASE("chunk_stream_arena: first fit and the largest block across a top level of groups",
+TEST_CASE("chunk_stream_arena: first fit and the largest block across groups of chunks",
           "[arena][chunk]") {
-  // 4400 chunks: the top level's 2 groups cover chunks 0-4095 and 4096-4399. Then 64 chunks: the
-  // leaves themselves are the top level, 4 groups.
+  // 4400 chunks: 69 groups of 64, the first and the last holding a superblock. Then 64 chunks: one
+  // group.
   for (std::size_t chunks : {std::size_t{4400}, std::size_t{64}}) {
     chunk_stream_arena a{B, chunks * CH, 0};
     std::uintptr_t const low  = B + CH;                 // the first top group
@@ -417,9 +417,41 @@ TEST_CASE("chunk_stream_arena: first fit and the largest block across a top leve
     CHECK(a.deallocate(low, SB) == arena::range{low, SB});  // cache 0: released
     CHECK(a.largest_free_block() == 2 * SB);
     CHECK(a.allocate(256) == high);
-    CHECK(a.largest_free_block() == 2 * SB - 256);  // the maximum shrank: the top rescanned
+    CHECK(a.largest_free_block() == 2 * SB - 256);  // the largest leaf shrank: recomputed
     a.validate();
   }
+}
+
+TEST_CASE("chunk_stream_arena: first fit passes chunks of the request's class too small for it",
+          "[arena][chunk]") {
+  // Leaves of 990, 1000 and 1010 units share a class (8 an octave: 960-1023 units), so the class
+  // bytes alone cannot tell them apart for a request of 1000 units: first fit must pass the
+  // chunks of 990, in group 0 and in group 17 (past the first 16 group classes, one SSE2 vector),
+  // to the first chunk that holds 1000. Three chunks at 990 then hold the largest leaf at once.
+  constexpr std::size_t U = 256;
+  std::size_t const g17   = 64 * 17;
+  chunk_stream_arena a{B, 64 * 20 * CH, 0};
+  for (std::size_t c : {std::size_t{3}, g17 + 5, g17 + 6}) {
+    a.add_superblock(B + c * CH, 990 * U);
+  }
+  a.add_superblock(B + (g17 + 9) * CH, 1010 * U);
+  a.add_superblock(B + 64 * 19 * CH, 1000 * U);
+  a.validate();
+  CHECK(a.largest_free_block() == 1010 * U);
+  CHECK(a.allocate(1000 * U) == B + (g17 + 9) * CH);
+  CHECK(a.largest_free_block() == 1000 * U);  // the one chunk at the largest shrank
+  CHECK(a.allocate(1000 * U) == B + 64 * 19 * CH);
+  CHECK(a.largest_free_block() == 990 * U);
+  a.validate();
+  CHECK(a.allocate(990 * U) == B + 3 * CH);
+  CHECK(a.largest_free_block() == 990 * U);  // two chunks still hold it
+  CHECK(a.allocate(990 * U) == B + (g17 + 5) * CH);
+  CHECK(a.largest_free_block() == 990 * U);
+  a.validate();
+  CHECK(a.allocate(990 * U) == B + (g17 + 6) * CH);
+  CHECK(a.largest_free_block() == 10 * U);  // what the 1010-unit superblock has left
+  CHECK_FALSE(a.allocate(11 * U).has_value());
+  a.validate();
 }
 
 TEST_CASE("chunk_stream_arena: a changed cache size rules the next emptied superblock",

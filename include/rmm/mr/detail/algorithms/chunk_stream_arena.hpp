@@ -35,11 +35,12 @@ namespace rmm::mr::detail::arena {
  * Allocation is lowest-address first fit over all free blocks; a freed block coalesces with its
  * free neighbours inside its superblock, never across a superblock edge, so an entirely free
  * superblock is one free block that can be taken out whole. Superblocks are indexed by the 16 MiB
- * chunk (chunk_size) of the global arena in which they start: a max tree over the chunks finds the
- * lowest-addressed superblock that fits; a table of 2 MiB granules, each naming the superblock that
- * holds its first byte, maps most addresses to their superblock, and a bitmap of the chunks where a
- * superblock starts the rest. Each superblock keeps its free blocks in a small sorted array, or in
- * an address_ordered_free_list once it has more than small_block_limit of them.
+ * chunk (chunk_size) of the global arena in which they start: a class tree over the chunks (the
+ * largest free block per chunk, a size class byte per chunk and the largest class per 64 chunks)
+ * finds the lowest-addressed superblock that fits; a table of 2 MiB granules, each naming the
+ * superblock that holds its first byte, maps most addresses to their superblock, and a bitmap of
+ * the chunks where a superblock starts the rest. Each superblock keeps its free blocks in a small
+ * sorted array, or in an address_ordered_free_list once it has more than small_block_limit of them.
  *
  * Not thread-safe: the caller serialises every member.
  */
@@ -55,15 +56,15 @@ class chunk_stream_arena {
   /// not allocate, since that free cannot fail after changing the tree.)
   static constexpr std::size_t kept_block_capacity = 128;
 
-  /// @brief The largest range an arena indexes: the max tree keeps sizes as 32-bit counts of
+  /// @brief The largest range an arena indexes: the class tree keeps sizes as 32-bit counts of
   /// allocation_granularity units, so the range is at most 2^32 - 1 units, about 1 TiB.
   static constexpr std::size_t max_arena_size =
       std::size_t{std::numeric_limits<std::uint32_t>::max()} * allocation_granularity;
 
   /// @brief log2 of the index's chunk: 16 MiB, the batch of superblocks arena_memory_resource
   /// takes at once (8 standard superblocks), so that a batch is one chunk. Against 2 MiB chunks
-  /// that is one leaf of the max tree per batch instead of 8, a level less to descend and climb
-  /// for a 40 GiB arena, and an index 8 times smaller (chunk_stream_arena.md, "Chunk index").
+  /// that is one leaf of the index per batch instead of 8, and an index 8 times smaller
+  /// (chunk_stream_arena.md, "Chunk index").
   static constexpr unsigned chunk_shift = 24;
   /// @brief The index's chunk in bytes (a multiple of superblock_size).
   static constexpr std::size_t chunk_size = std::size_t{1} << chunk_shift;
@@ -93,13 +94,9 @@ class chunk_stream_arena {
     starts_.assign((chunks + 63) / 64, 0);
     starts_sum_.assign((starts_.size() + 63) / 64, 0);
     granule_owner_.assign(((arena_size - 1) >> granule_shift) + 1, none);
-    std::size_t n = chunks, total = 0;
-    do {  // each level is whole groups of `fan`, the top at most top_groups of them
-      n                        = (n + fan - 1) / fan;
-      level_at_[num_levels_++] = static_cast<std::uint32_t>(total);
-      total += n;
-    } while (n > top_groups);
-    tree_.resize(total);
+    leaves_.assign(chunks, 0);
+    cls_.assign((chunks + group_chunks - 1) / group_chunks * group_chunks, 0);
+    gmax_.assign(((chunks + group_chunks - 1) / group_chunks + 15) / 16 * 16, 0);
   }
 
   /**
@@ -330,9 +327,9 @@ class chunk_stream_arena {
   /**
    * @brief largest_free_block(), for a caller that does not hold the lock that serialises this
    * arena: the one member that may be read concurrently with changes (a relaxed atomic, updated
-   * whenever the top of the max tree changes). Exact for the thread that made the last change;
-   * another thread may read an older value. arena_memory_resource reads it to skip its stream
-   * arena's lock for a large request that no free block of the arena could hold.
+   * whenever the largest leaf of the class tree changes). Exact for the thread that made the last
+   * change; another thread may read an older value. arena_memory_resource reads it to skip its
+   * stream arena's lock for a large request that no free block of the arena could hold.
    */
   [[nodiscard]] std::size_t largest_free_block_hint() const noexcept { return largest_.get(); }
   /**
@@ -384,7 +381,7 @@ class chunk_stream_arena {
   /**
    * @brief Checks every invariant listed in chunk_stream_arena.md: the blocks of each superblock
    * (sorted, aligned, inside it, coalesced, counted), the chunk lists and the start bitmaps, the
-   * max tree, the list of entirely free superblocks, the slots and the counters. O(chunks + n).
+   * class tree, the list of entirely free superblocks, the slots and the counters. O(chunks + n).
    * For tests.
    * @throws std::logic_error describing the first violation.
    */
@@ -395,13 +392,9 @@ class chunk_stream_arena {
   [[nodiscard]] std::string describe(std::size_t max_lines = 64) const;
 
  private:
-  static constexpr std::size_t fan = 16;  // 16 maxima of 4 bytes (units): one cache line
-  // The top level may have this many groups, scanned one after another (a 64-140 GiB arena, an
-  // H200's default, then has 3 levels rather than 4); a range of 2^32 units has 4 levels.
-  static constexpr std::size_t top_groups = 4;
-  static constexpr std::size_t max_levels = 5;
-  static constexpr std::uint32_t none     = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::size_t npos       = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t group_chunks = 64;  // chunks a group class covers: 4 SSE2 vectors
+  static constexpr std::uint32_t none       = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::size_t npos         = std::numeric_limits<std::size_t>::max();
   static_assert(chunk_size % superblock_size == 0);
 
   // A size that this arena's (serialised) changes write and other threads may read without
@@ -472,20 +465,15 @@ class chunk_stream_arena {
   static constexpr std::size_t granule    = std::size_t{1} << granule_shift;
   void set_granules(std::uintptr_t base, std::size_t size, std::uint32_t s) noexcept;
 
-  // --- max tree over chunks: leaf = largest free block of the superblocks starting there ------
-  // (defined in chunk_stream_arena_tree.hpp)
-  struct alignas(64) group {
-    std::uint32_t v[fan]{};
-  };
+  // --- class tree over chunks: leaf = largest free block of the superblocks starting there ----
+  // (defined in chunk_stream_arena_tree.hpp; chunk_stream_arena.md, "Class tree")
   // Leaf c from the superblocks starting in chunk c; refresh_leaf_of: after a change of sb's
-  // max_free, where sb starts in chunk c (one load where sb is alone there); both climb.
+  // max_free, where sb starts in chunk c (one load where sb is alone there); both set_leaf.
   void refresh_leaf(std::size_t c) noexcept;
   void refresh_leaf_of(sb_rec const& sb, std::size_t c) noexcept;
-  // Leaf c is now v: climbs while the group maximum changes.
+  // Leaf c is now v: its class, its group's class and largest_ follow where they change.
   void set_leaf(std::size_t c, std::uint32_t v) noexcept;
-  [[nodiscard]] std::uint32_t* leaf_of(std::size_t c) noexcept {
-    return &tree_[c / fan].v[c % fan];  // the leaves are the first level
-  }
+  [[nodiscard]] std::uint32_t* leaf_of(std::size_t c) noexcept { return &leaves_[c]; }
   // Sets `alone` on the superblocks starting in chunk c: whether there is one.
   void mark_alone(std::size_t c) noexcept {
     std::uint32_t const head = chunk_head_[c];
@@ -494,22 +482,19 @@ class chunk_stream_arena {
       sbs_[s].alone = one;
     }
   }
-  [[nodiscard]] group* level(std::size_t l) noexcept { return tree_.data() + level_at_[l]; }
-  [[nodiscard]] group const* level(std::size_t l) const noexcept {
-    return tree_.data() + level_at_[l];
+  [[nodiscard]] std::uint32_t leaf(std::size_t c) const noexcept { return leaves_[c]; }
+  // The class tree: a byte class per chunk (8 classes an octave, monotonic in the leaf) and the
+  // largest class of each group of 64 chunks.
+  [[nodiscard]] static std::uint8_t cls_of(std::uint32_t u) noexcept {
+    if (u < 8) {
+      return static_cast<std::uint8_t>(u);
+    }
+    unsigned const l = 31U - static_cast<unsigned>(__builtin_clz(u));
+    return static_cast<std::uint8_t>(8U + (l - 3U) * 8U + ((u >> (l - 3U)) & 7U));
   }
-  // Groups of level l: up to the next level's first group, or to the end for the top.
-  [[nodiscard]] std::size_t groups_of(std::size_t l) const noexcept {
-    return (l + 1 < num_levels_ ? level_at_[l + 1] : tree_.size()) - level_at_[l];
-  }
-  [[nodiscard]] std::uint32_t top_max() const noexcept;
+  // The largest leaf; sets top_count_ to the chunks holding it.
+  [[nodiscard]] std::uint32_t leaf_max() noexcept;
   [[nodiscard]] std::size_t first_chunk_fitting(std::size_t bytes) const noexcept;
-  [[nodiscard]] static std::size_t first_fit_in(group const& g, std::uint32_t u) noexcept;
-  [[nodiscard]] static std::uint32_t group_max(group const& g) noexcept;
-  // group_max(g) with entry `lane` taken as v: read before that entry's store (set_leaf).
-  [[nodiscard]] static std::uint32_t group_max_replacing(group const& g,
-                                                         std::size_t lane,
-                                                         std::uint32_t v) noexcept;
   [[nodiscard]] static std::uint32_t units(std::size_t bytes) noexcept {
     return static_cast<std::uint32_t>(bytes / allocation_granularity);
   }
@@ -618,11 +603,12 @@ class chunk_stream_arena {
   std::vector<std::uint64_t> starts_;         // bit per chunk: a superblock starts there
   std::vector<std::uint64_t> starts_sum_;     // bit per word of starts_: it is non-zero
   std::vector<std::uint32_t> granule_owner_;  // per granule: the superblock holding its first byte
-  std::vector<group> tree_;                   // max tree in units: its levels, leaves first
-  std::uint32_t level_at_[max_levels]{};      // the first group of each level in tree_
-  std::uint32_t num_levels_{};
-  relaxed_size largest_;             // the maximum of the top level
-  relaxed_size largest_superblock_;  // the largest superblock ever added
+  std::vector<std::uint32_t> leaves_;         // per chunk: its largest free block, in units
+  relaxed_size largest_;                      // the largest leaf, in bytes
+  std::vector<std::uint8_t> cls_;             // per chunk, padded to whole groups of 64
+  std::vector<std::uint8_t> gmax_;            // per group of 64 chunks, padded to 16
+  std::size_t top_count_{};                   // chunks whose leaf is largest_ (when largest_ > 0)
+  relaxed_size largest_superblock_;           // the largest superblock ever added
   std::uint32_t empty_head_{none};
   std::size_t num_empty_{};
   std::size_t num_trees_{};

@@ -126,32 +126,30 @@ inline void chunk_stream_arena::validate() const {
     bool const sum = ((starts_sum_[w >> 6U] >> (w & 63U)) & 1U) != 0;
     expect(sum == (starts_[w] != 0), "start summary bitmap is off", w);
   }
-  auto const entry = [&](std::size_t l, std::size_t e) { return level(l)[e / fan].v[e % fan]; };
-  expect(num_levels_ >= 1 && num_levels_ <= max_levels && level_at_[0] == 0,
-         "max tree shape is off",
-         num_levels_);
-  expect(groups_of(0) == (leaf.size() + fan - 1) / fan, "max tree shape is off", 0);
-  for (std::size_t c = 0; c < groups_of(0) * fan; ++c) {
-    expect(entry(0, c) == (c < leaf.size() ? units(leaf[c]) : 0), "max tree leaves are off", c);
+  expect(leaves_.size() == leaf.size(), "leaves are off", leaves_.size());
+  for (std::size_t c = 0; c < leaf.size(); ++c) {
+    expect(leaves_[c] == units(leaf[c]), "leaves are off", c);
   }
-  // Every level is whole groups of `fan`, the top 1 .. top_groups of them and every level below
-  // more; an entry above is the maximum of its group below, and the entries past the last group
-  // below are zero.
-  std::size_t const top_size = groups_of(num_levels_ - 1);
-  expect(top_size >= 1 && top_size <= top_groups, "max tree shape is off", top_size);
-  for (std::size_t l = 0; l + 1 < num_levels_; ++l) {
-    std::size_t const below = groups_of(l);
-    expect(below > top_groups && groups_of(l + 1) == (below + fan - 1) / fan,
-           "max tree shape is off",
-           l);
-    for (std::size_t g = 0; g < groups_of(l + 1) * fan; ++g) {
-      std::uint32_t const m = g < below ? group_max(level(l)[g]) : 0;
-      expect(entry(l + 1, g) == m, "max tree is off", g);
+  for (std::size_t c = 0; c < cls_.size(); ++c) {
+    expect(cls_[c] == (c < leaf.size() ? cls_of(units(leaf[c])) : 0), "chunk classes are off", c);
+  }
+  for (std::size_t g = 0; g < gmax_.size(); ++g) {
+    std::uint8_t m = 0;
+    for (std::size_t c = g * group_chunks; c < (g + 1) * group_chunks && c < cls_.size(); ++c) {
+      m = std::max(m, cls_[c]);
     }
+    expect(gmax_[g] == m, "group classes are off", g);
   }
-  expect(largest_.get() == bytes_of(top_max()),
-         "the published largest free block is off",
-         largest_.get());
+  std::size_t lm = 0;
+  for (std::size_t x : leaf) {
+    lm = std::max(lm, x);
+  }
+  expect(largest_.get() == lm, "the published largest free block is off", largest_.get());
+  std::size_t at_top = 0;
+  for (std::size_t x : leaf) {
+    at_top += lm != 0 && x == lm;
+  }
+  expect(lm == 0 || top_count_ == at_top, "the count of chunks at the largest is off", top_count_);
   std::size_t listed = 0;
   for (std::uint32_t s = empty_head_, prev = none; s != none; prev = s, s = sbs_[s].empty_next) {
     expect(sbs_[s].is_empty && sbs_[s].size != 0, "free-superblock list holds a busy one", s);

@@ -1,8 +1,9 @@
 /**
  * @file sse2_u32.hpp
- * @brief SSE2 helpers for unsigned 32-bit lanes, shared by the arena's vector searches
- * (chunk_stream_arena's max tree and block_array): SSE2 compares 32-bit lanes as signed only, so
- * values are compared biased by 2^31, whose signed order is the unsigned order of the values.
+ * @brief SSE2 helpers for unsigned 32-bit lanes, for the arena's vector searches in block_array
+ * (chunk_stream_arena's class tree searches bytes: class_bytes.hpp): SSE2 compares 32-bit lanes as
+ * signed only, so values are compared biased by 2^31, whose signed order is the unsigned order of
+ * the values.
  *
  * Defines RMM_DETAIL_SSE2 (kept defined for the headers that include this one) where SSE2 is there:
  * every x86-64 host compiler, not nvcc's device pass. Where it is not, the includers use scalar
@@ -30,11 +31,6 @@ inline constexpr std::uint32_t bias = 0x80000000U;
 /// @brief @p x biased, in all four lanes.
 inline __m128i splat_biased(std::uint32_t x) noexcept {
   return _mm_set1_epi32(static_cast<int>(x ^ bias));
-}
-
-/// @brief The four values at @p v (any alignment), biased.
-inline __m128i load_biased(std::uint32_t const* v) noexcept {
-  return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<__m128i const*>(v)), splat_biased(0));
 }
 
 /// @brief The lane-wise maximum of biased values: SSE4.1's signed maximum where the build enables
