@@ -582,7 +582,7 @@ class arena_state : private device_binding {
   bool unordered_releases_{false};
   // Superblocks a stream arena takes at once for a small request (see try_allocate): 16 MiB.
   static constexpr std::size_t batch_superblocks = 8;
-  // A batch is one chunk of the stream arena's index: one leaf of its max tree.
+  // A batch is one chunk of the stream arena's index: one leaf of its class tree.
   static_assert(batch_superblocks * arena::superblock_size ==
                 arena::chunk_stream_arena::chunk_size);
   // keep_bytes(): written under stream_map_mutex_ when a stream arena is created; read by frees.
