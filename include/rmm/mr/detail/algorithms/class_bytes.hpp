@@ -20,6 +20,14 @@ inline __m128i load16(std::uint8_t const* p) noexcept {
   return _mm_loadu_si128(reinterpret_cast<__m128i const*>(p));
 }
 inline __m128i splat(std::uint8_t k) noexcept { return _mm_set1_epi8(static_cast<char>(k)); }
+// The largest of the 16 bytes of m.
+inline std::uint8_t fold_max(__m128i m) noexcept {
+  m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
+  m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
+  m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
+  m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
+  return static_cast<std::uint8_t>(_mm_cvtsi128_si32(m) & 0xFF);
+}
 #endif
 
 /// @brief Bit i set where p[i] >= k, for i < 16.
@@ -68,11 +76,7 @@ inline std::uint8_t max_of(std::uint8_t const* p, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; i += 16) {
     m = _mm_max_epu8(m, load16(p + i));
   }
-  m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
-  m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
-  m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
-  m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
-  return static_cast<std::uint8_t>(_mm_cvtsi128_si32(m) & 0xFF);
+  return fold_max(m);
 #else
   std::uint8_t m = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -96,12 +100,7 @@ inline std::uint8_t max64_replacing(std::uint8_t const* p,
         _mm_cmpeq_epi8(_mm_add_epi8(idx, splat(static_cast<std::uint8_t>(16 * k))), at);
     return _mm_or_si128(_mm_andnot_si128(hit, load16(p + 16 * k)), _mm_and_si128(hit, val));
   };
-  __m128i m = _mm_max_epu8(_mm_max_epu8(get(0), get(1)), _mm_max_epu8(get(2), get(3)));
-  m         = _mm_max_epu8(m, _mm_srli_si128(m, 8));
-  m         = _mm_max_epu8(m, _mm_srli_si128(m, 4));
-  m         = _mm_max_epu8(m, _mm_srli_si128(m, 2));
-  m         = _mm_max_epu8(m, _mm_srli_si128(m, 1));
-  return static_cast<std::uint8_t>(_mm_cvtsi128_si32(m) & 0xFF);
+  return fold_max(_mm_max_epu8(_mm_max_epu8(get(0), get(1)), _mm_max_epu8(get(2), get(3))));
 #else
   std::uint8_t m = 0;
   for (std::size_t i = 0; i < 64; ++i) {
