@@ -38,7 +38,7 @@ inline void chunk_stream_arena::refresh_leaf_of(sb_rec const& sb, std::size_t c)
 
 // The largest leaf and how many chunks hold it: the top class from the group classes, then the
 // chunks of that class in the groups that reach it. Called only when the last chunk holding the
-// largest leaf shrank (at n = 100,000 / max 4 MiB one operation in ten, in the host model).
+// largest leaf shrank (at n = 100,000 / max 4 MiB one leaf change in ten, in the host model).
 inline std::uint32_t chunk_stream_arena::leaf_max() noexcept {
   using namespace class_bytes;
   std::uint8_t const top = max_of(gmax_.data(), gmax_.size());
