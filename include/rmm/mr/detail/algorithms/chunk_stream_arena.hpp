@@ -95,8 +95,9 @@ class chunk_stream_arena {
     starts_sum_.assign((starts_.size() + 63) / 64, 0);
     granule_owner_.assign(((arena_size - 1) >> granule_shift) + 1, none);
     leaves_.assign(chunks, 0);
-    cls_.assign((chunks + group_chunks - 1) / group_chunks * group_chunks, 0);
-    gmax_.assign(((chunks + group_chunks - 1) / group_chunks + 15) / 16 * 16, 0);
+    std::size_t const groups = (chunks + group_chunks - 1) / group_chunks;
+    cls_.assign(groups * group_chunks, 0);     // whole groups: a group's search reads all 64
+    gmax_.assign((groups + 15) / 16 * 16, 0);  // whole vectors of 16 group classes
   }
 
   /**
