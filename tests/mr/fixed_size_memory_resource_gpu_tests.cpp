@@ -2,6 +2,7 @@
 // requests, growth by blocks_to_preallocate, stream-ordered reuse, giving memory back.
 #include "../utilities/device_kernels.hpp"
 #include "../utilities/test_resources.hpp"
+#include "../utilities/thread_generations.hpp"
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
@@ -211,4 +212,25 @@ TEST_CASE("fixed_size: blocks freed while one stream was alone are reused, not g
   CHECK(mr.capacity_blocks() == 2);
   mr.deallocate(s2, c, MiB, 256);
   mr.deallocate(s2, d, MiB, 256);
+}
+
+TEST_CASE("fixed_size: new threads' per-thread streams reuse what finished threads left batched",
+          "[gpu][fixed_size]") {
+  // With two streams in use, each thread's frees (and the blocks its allocations prefetched) wait
+  // in its per-thread stream's batch. Before finished threads' slots were reclaimed, those
+  // blocks stayed out of reach once the thread had exited, and every new thread grew the
+  // resource by about as many blocks as it used.
+  fixed_size_memory_resource mr{cuda_memory_resource{}, 256 * KiB, 8};
+  rmm::cuda_stream other;
+  void* held = mr.allocate(other, 256 * KiB, 256);  // a second stream: frees are batched
+  std::size_t after_first = 0;
+  std::size_t const mismatches =
+      rmm::test::run_thread_generations(mr, 40, 24, 256 * KiB, [&](int generation) {
+        if (generation == 0) {
+          after_first = mr.capacity_blocks();
+        }
+      });
+  CHECK(mismatches == 0);
+  CHECK(mr.capacity_blocks() == after_first);  // no growth after the first thread
+  mr.deallocate(other, held, 256 * KiB, 256);
 }

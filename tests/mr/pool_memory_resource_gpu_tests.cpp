@@ -3,6 +3,7 @@
 #include "../utilities/device_kernels.hpp"
 #include "../utilities/messages.hpp"
 #include "../utilities/test_resources.hpp"
+#include "../utilities/thread_generations.hpp"
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
@@ -197,6 +198,58 @@ TEST_CASE("pool: a per-thread default stream alone records nothing, yet another 
   rmm::test::fill_pattern(b, 4 * MiB, 2, s2.value());
   CHECK(rmm::test::count_pattern_mismatches(b, 4 * MiB, 2, s2.value()) == 0);
   pool.deallocate(s2, b, 4 * MiB, 256);
+}
+
+TEST_CASE("pool: new threads' per-thread streams reuse what finished threads left batched",
+          "[gpu][pool]") {
+  // With two streams in use, each thread's 24 frees of 256 KiB (6 MiB) wait in its per-thread
+  // stream's batch, which only that stream could take back. Before finished threads' slots were
+  // reclaimed, every thread's batch stayed out of reach once the thread had exited, and the pool
+  // grew by about 6 MiB a thread (40 threads: over 200 MiB).
+  rmm::test::counting_resource counting{cuda_memory_resource{}};
+  pool_memory_resource pool{counting, 0};
+  rmm::cuda_stream other;
+  void* held = pool.allocate(other, 256, 256);  // a second stream: small frees are batched
+  rmm::test::fill_pattern(held, 256, 9, other.value());
+  std::size_t after_first = 0;
+  std::size_t const mismatches =
+      rmm::test::run_thread_generations(pool, 40, 24, 256 * KiB, [&](int generation) {
+        if (generation == 0) {
+          after_first = counting.counts().bytes_outstanding.load();
+        }
+      });
+  CHECK(mismatches == 0);
+  CHECK(counting.counts().bytes_outstanding.load() == after_first);  // no growth after the first
+  CHECK(rmm::test::count_pattern_mismatches(held, 256, 9, other.value()) == 0);
+  pool.deallocate(other, held, 256, 256);
+}
+
+TEST_CASE("pool: a finished thread's batched block reaches a new thread after its work",
+          "[gpu][pool]") {
+  // Thread A frees a block into its batch (two streams are in use) while its slow kernel still
+  // writes it, and exits. Thread B's per-thread stream gets the same block only after the device
+  // synchronisation that vacates A's slot; without it A's kernel would overwrite B's pattern.
+  pool_memory_resource pool{cuda_memory_resource{}, 4 * MiB, 4 * MiB};
+  rmm::cuda_stream other;
+  void* held = pool.allocate(other, 256, 256);
+  void* a    = nullptr;
+  std::thread{[&] {
+    a = pool.allocate(rmm::cuda_stream_per_thread, 512 * KiB, 256);
+    rmm::test::fill_pattern_after_delay(a, 512 * KiB, 1, 200'000'000, cudaStreamPerThread);
+    pool.deallocate(rmm::cuda_stream_per_thread, a, 512 * KiB, 256);
+  }}.join();
+  void* b                = nullptr;
+  std::size_t mismatches = 0;
+  std::thread{[&] {
+    b = pool.allocate(rmm::cuda_stream_per_thread, 512 * KiB, 256);
+    rmm::test::fill_pattern(b, 512 * KiB, 2, cudaStreamPerThread);
+    cudaDeviceSynchronize();  // A's kernel, if it was not ordered first, has now overwritten b
+    mismatches = rmm::test::count_pattern_mismatches(b, 512 * KiB, 2, cudaStreamPerThread);
+    pool.deallocate(rmm::cuda_stream_per_thread, b, 512 * KiB, 256);
+  }}.join();
+  CHECK(b == a);
+  CHECK(mismatches == 0);
+  pool.deallocate(other, held, 256, 256);
 }
 
 TEST_CASE("pool: a stream destroyed after freeing does not break reuse", "[gpu][pool]") {

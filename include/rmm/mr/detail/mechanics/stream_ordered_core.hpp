@@ -23,6 +23,10 @@
  * - When neither the lists nor growth serve a request, the core synchronises the device, empties
  *   every batch, merges every list, gives fully free upstream chunks back, grows once more and
  *   retries once; then it throws rmm::out_of_memory.
+ * - A new thread's per-thread default stream first makes the slots of per-thread streams whose
+ *   threads have exited vacant, after one device synchronisation (their streams can no longer be
+ *   named): their free and batched blocks become memory owned by no stream, and the new stream
+ *   takes a vacant slot (stream_ordered_core.md, "Finished threads").
  * - Streams may be destroyed after their last use, with the hazard every allocator keyed by
  *   stream handle shares: a new stream given a destroyed one's handle reuses its blocks with no
  *   ordering, so synchronise a stream before destroying it if kernels may still use its blocks.
@@ -33,6 +37,7 @@
 #include <rmm/detail/oom_device_info.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/detail/algorithms/spin_mutex.hpp>
+#include <rmm/mr/detail/mechanics/finished_threads.hpp>
 #include <rmm/mr/detail/mechanics/stream_key.hpp>
 #include <rmm/mr/detail/mechanics/stream_slot.hpp>
 #include <rmm/process_is_exiting.hpp>
@@ -242,8 +247,13 @@ class stream_ordered_core {
   // Slot keys in a readable form, for out-of-memory reports and dumps.
   [[nodiscard]] std::string describe_streams() const {
     std::ostringstream out;
+    char const* sep = "";
     for (std::size_t t = 1; t < slots_.size(); ++t) {
-      out << (t > 1 ? ", " : "") << "stream " << static_cast<void*>(slots_[t]->key.handle);
+      if (slots_[t]->key == stream_key{}) {
+        continue;  // vacant (a finished thread's)
+      }
+      out << sep << "stream " << static_cast<void*>(slots_[t]->key.handle);
+      sep = ", ";
       if (slots_[t]->key.per_thread()) {
         out << " (per-thread, thread " << slots_[t]->key.owner << ")";
       }
@@ -315,6 +325,8 @@ class stream_ordered_core {
   void return_batch(batch_blocks_t const& blocks, std::size_t n, tag_t tag, slot& from) noexcept;
   // Every stream's batched blocks, taken out before a device synchronisation.
   std::vector<stream_slot::block> take_batches();
+  // One slot's batched blocks appended to a list with room for them; returns how many.
+  std::size_t take_batch_out(slot& s, std::vector<stream_slot::block>& all) noexcept;
   // At teardown: every batched block goes to memory owned by no stream.
   void drain_batches() noexcept;
 
@@ -357,8 +369,14 @@ class stream_ordered_core {
         return t;
       }
     }
+    if (key.per_thread()) {
+      reclaim_finished(key);  // finished threads' slots become vacant for this one
+    }
     tag_t const t = new_slot(key);
-    last_         = t;
+    if (key.per_thread()) {
+      finished_.watch(key);  // when this thread exits, its slot becomes vacant for a new one
+    }
+    last_ = t;
     remember(key, slots_[t].get());
     if (slots_.size() > 2) {
       // Release: a thread that sees batching on also sees every slot's event (made above).
@@ -380,7 +398,17 @@ class stream_ordered_core {
     }
   }
 
+  // A vacant slot (a finished thread's, reclaim_finished), else a recycled one once there are
+  // recycle_threshold slots, else a new one. Shared lock held.
   tag_t new_slot(stream_key const& key) {
+    for (tag_t t = 1; t < slots_.size(); ++t) {
+      if (slot& s = *slots_[t]; s.key == stream_key{}) {  // vacant: empty list and batch
+        std::lock_guard<spin_mutex> slot_lock(s.mtx);     // order: shared lock, then slot
+        s.key     = key;
+        s.covered = true;
+        return t;
+      }
+    }
     if (slots_.size() >= recycle_threshold) {
       for (tag_t t = 1; t < slots_.size(); ++t) {
         slot& s = *slots_[t];
@@ -403,6 +431,11 @@ class stream_ordered_core {
     }
     return static_cast<tag_t>(slots_.size() - 1);
   }
+
+  // Vacates the slots of per-thread default streams whose threads have exited, after one device
+  // synchronisation; skipped while `key`'s stream is being captured. Shared lock held. Defined
+  // in stream_ordered_core_finished.hpp.
+  void reclaim_finished(stream_key const& key) noexcept;
 
   // Memory never handed out: no ordering needed. Merge it into the stream's list so that it
   // coalesces with the stream's own free neighbours.
@@ -499,9 +532,12 @@ class stream_ordered_core {
   tag_t last_{0};
   std::uint64_t const id_{next_resource_uid()};
   std::atomic<bool> batching_{false};  // two or more streams seen: frees may be batched
+  finished_threads finished_;  // per-thread streams of exited threads, whose slots to vacate
 };
 
 }  // namespace rmm::mr::detail
 
-// The members declared above under "The batches" (here, after the class: they need it complete).
+// The members declared above under "The batches", and reclaim_finished (here, after the class:
+// they need it complete).
 #include <rmm/mr/detail/mechanics/stream_ordered_core_batches.hpp>
+#include <rmm/mr/detail/mechanics/stream_ordered_core_finished.hpp>

@@ -170,19 +170,27 @@ template <typename Derived>
 inline std::vector<stream_slot::block> stream_ordered_core<Derived>::take_batches() {
   std::vector<stream_slot::block> all;
   all.reserve(stream_slot::batch_blocks * slots_.size());
-  batch_blocks_t out;
   for (std::size_t t = 1; t < slots_.size(); ++t) {
-    slot& s = *slots_[t];
-    std::lock_guard<spin_mutex> slot_lock(s.mtx);
-    std::size_t const n = s.batch.take_all(out);
-    std::size_t bytes   = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      bytes += out[i].size;
-    }
-    s.batched.fetch_sub(bytes, std::memory_order_relaxed);
-    all.insert(all.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n));
+    take_batch_out(*slots_[t], all);
   }
   return all;
+}
+
+// Every block of `s`'s batch appended to `all`, which has room for a full batch (no
+// reallocation), under `s`'s lock (shared lock held), off `s`'s count. Returns how many.
+template <typename Derived>
+inline std::size_t stream_ordered_core<Derived>::take_batch_out(
+    slot& s, std::vector<stream_slot::block>& all) noexcept {
+  batch_blocks_t out;
+  std::lock_guard<spin_mutex> slot_lock(s.mtx);
+  std::size_t const n = s.batch.take_all(out);
+  std::size_t bytes   = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bytes += out[i].size;
+    all.push_back(out[i]);
+  }
+  s.batched.fetch_sub(bytes, std::memory_order_relaxed);
+  return n;
 }
 
 // At teardown, after the device synchronisation (no other user is left): every batched block
