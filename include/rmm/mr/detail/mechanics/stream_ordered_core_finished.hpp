@@ -31,8 +31,8 @@ namespace rmm::mr::detail {
 // name that stream again, so no record can ever cover the batch, and a program that starts new
 // threads for new work added a slot per thread, each holding memory that new threads took only
 // through an event wait and a record per block, or not at all until the last resort (the pool on
-// 16 per-thread streams, new threads every run: 40 GB held and 45 % of thread time in event
-// calls, docs/benchmarks.md, "Issue 12, thirty-fourth step"). Here one device synchronisation
+// 16 per-thread streams, new threads every run: 40 GB held and about half of the sampled time in
+// event calls, docs/benchmarks.md, "Issue 12, thirty-fourth step"). Here one device synchronisation
 // orders the work of every finished thread before all later work; their batches are taken out
 // before it (as in synchronize_and_disown), and after it their lists and batches become memory
 // owned by no stream and their slots vacant (key stream_key{}, which no stream has), for
