@@ -18,7 +18,8 @@
 #
 # With the device tool: run(command="bash scripts/gpu_suite.sh run", carry=[".gpu-pack"]).
 # Why a pack: the device tool carries at most 64 MiB with the tracked tree; the tracked tree is
-# about 53 MB (most of it docs/bench-results) and .gpu/ about 38 MiB, xz brings .gpu/ to ~10.
+# about 31 MB (most of it docs/bench-results, whose JSON is stored as .json.xz for this reason)
+# and .gpu/ about 38 MiB; xz brings .gpu/ to ~10.
 # The GPU machine has CUDA 13.0, cmake and nvcc but none of our Debian dependencies, so the
 # programs are built here and carried. See docs/gpu-testing.md.
 set -uo pipefail
