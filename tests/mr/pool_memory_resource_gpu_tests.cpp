@@ -186,12 +186,7 @@ TEST_CASE("pool: a per-thread default stream alone records nothing, yet another 
   // a second stream that needs the block must synchronise first, or A's slow kernel (still
   // running after A has exited) overwrites its pattern.
   pool_memory_resource pool{cuda_memory_resource{}, 4 * MiB, 4 * MiB};
-  void* a = nullptr;
-  std::thread{[&] {
-    a = pool.allocate(rmm::cuda_stream_per_thread, 4 * MiB, 256);
-    rmm::test::fill_pattern_after_delay(a, 4 * MiB, 1, 200'000'000, cudaStreamPerThread);
-    pool.deallocate(rmm::cuda_stream_per_thread, a, 4 * MiB, 256);
-  }}.join();
+  void* a = rmm::test::free_in_finished_thread(pool, 4 * MiB, 200'000'000);
   rmm::cuda_stream s2;
   void* b = pool.allocate(s2, 4 * MiB, 256);
   CHECK(b == a);
@@ -233,24 +228,11 @@ TEST_CASE("pool: a finished thread's batched block reaches a new thread after it
   // growing; without it A's kernel would overwrite B's pattern.
   pool_memory_resource pool{cuda_memory_resource{}, 1 * MiB, 1 * MiB};
   rmm::cuda_stream other;
-  void* held = pool.allocate(other, 256, 256);
-  void* a    = nullptr;
-  std::thread{[&] {
-    a = pool.allocate(rmm::cuda_stream_per_thread, 512 * KiB, 256);
-    rmm::test::fill_pattern_after_delay(a, 512 * KiB, 1, 200'000'000, cudaStreamPerThread);
-    pool.deallocate(rmm::cuda_stream_per_thread, a, 512 * KiB, 256);
-  }}.join();
-  void* b                = nullptr;
-  std::size_t mismatches = 0;
-  std::thread{[&] {
-    b = pool.allocate(rmm::cuda_stream_per_thread, 512 * KiB, 256);
-    rmm::test::fill_pattern(b, 512 * KiB, 2, cudaStreamPerThread);
-    cudaDeviceSynchronize();  // A's kernel, if it was not ordered first, has now overwritten b
-    mismatches = rmm::test::count_pattern_mismatches(b, 512 * KiB, 2, cudaStreamPerThread);
-    pool.deallocate(rmm::cuda_stream_per_thread, b, 512 * KiB, 256);
-  }}.join();
-  CHECK(b == a);
-  CHECK(mismatches == 0);
+  void* held   = pool.allocate(other, 256, 256);
+  void* a      = rmm::test::free_in_finished_thread(pool, 512 * KiB, 200'000'000);
+  auto const b = rmm::test::use_in_new_thread(pool, 512 * KiB, [] {});
+  CHECK(b.ptr == a);
+  CHECK(b.mismatches == 0);
   pool.deallocate(other, held, 256, 256);
 }
 
@@ -265,30 +247,18 @@ TEST_CASE("pool: a new thread adopts a finished thread's list after its work, wi
   pool_memory_resource pool{cuda_memory_resource{}, 8 * MiB, 8 * MiB};
   rmm::cuda_stream other;
   void* held = pool.allocate(other, 256, 256);  // a second stream: frees are recorded
-  void* a    = nullptr;
-  std::thread{[&] {
-    a = pool.allocate(rmm::cuda_stream_per_thread, 2 * MiB, 256);
-    rmm::test::fill_pattern_after_delay(a, 2 * MiB, 1, 200'000'000, cudaStreamPerThread);
-    pool.deallocate(rmm::cuda_stream_per_thread, a, 2 * MiB, 256);
-  }}.join();
+  void* a    = rmm::test::free_in_finished_thread(pool, 2 * MiB, 200'000'000);
   rmm::cuda_stream busy;
   rmm::test::host_gate gate;
   gate.hold(busy.value(), 20'000'000'000);
-  void* b                = nullptr;
-  bool held_after        = false;
-  std::size_t mismatches = 0;
-  std::thread{[&] {
-    b          = pool.allocate(rmm::cuda_stream_per_thread, 2 * MiB, 256);
+  bool held_after = false;
+  auto const b    = rmm::test::use_in_new_thread(pool, 2 * MiB, [&] {
     held_after = gate.still_held();
     gate.open();
-    rmm::test::fill_pattern(b, 2 * MiB, 2, cudaStreamPerThread);
-    cudaDeviceSynchronize();  // A's kernel, if it was not ordered first, has now overwritten b
-    mismatches = rmm::test::count_pattern_mismatches(b, 2 * MiB, 2, cudaStreamPerThread);
-    pool.deallocate(rmm::cuda_stream_per_thread, b, 2 * MiB, 256);
-  }}.join();
-  CHECK(b == a);
+  });
+  CHECK(b.ptr == a);
   CHECK(held_after);
-  CHECK(mismatches == 0);
+  CHECK(b.mismatches == 0);
   pool.deallocate(other, held, 256, 256);
 }
 
