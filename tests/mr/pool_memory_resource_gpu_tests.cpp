@@ -186,7 +186,12 @@ TEST_CASE("pool: a per-thread default stream alone records nothing, yet another 
   // a second stream that needs the block must synchronise first, or A's slow kernel (still
   // running after A has exited) overwrites its pattern.
   pool_memory_resource pool{cuda_memory_resource{}, 4 * MiB, 4 * MiB};
-  void* a = rmm::test::free_in_finished_thread(pool, 4 * MiB, 200'000'000);
+  void* a = nullptr;
+  std::thread{[&] {
+    a = pool.allocate(rmm::cuda_stream_per_thread, 4 * MiB, 256);
+    rmm::test::fill_pattern_after_delay(a, 4 * MiB, 1, 200'000'000, cudaStreamPerThread);
+    pool.deallocate(rmm::cuda_stream_per_thread, a, 4 * MiB, 256);
+  }}.join();
   rmm::cuda_stream s2;
   void* b = pool.allocate(s2, 4 * MiB, 256);
   CHECK(b == a);
@@ -222,43 +227,28 @@ TEST_CASE("pool: new threads' per-thread streams reuse what finished threads lef
 TEST_CASE("pool: a finished thread's batched block reaches a new thread after its work",
           "[gpu][pool]") {
   // Thread A frees a block into its batch (two streams are in use) while its slow kernel still
-  // writes it, and exits. Thread B's per-thread stream adopts A's slot, but no record covers A's
-  // batch: the block waits with the orphans. The pool is at its cap, so B's request, which only
-  // that block can serve, comes after the device synchronisation that the pool makes instead of
-  // growing; without it A's kernel would overwrite B's pattern.
-  pool_memory_resource pool{cuda_memory_resource{}, 1 * MiB, 1 * MiB};
+  // writes it, and exits. Thread B's per-thread stream gets the same block only after the device
+  // synchronisation that vacates A's slot; without it A's kernel would overwrite B's pattern.
+  pool_memory_resource pool{cuda_memory_resource{}, 4 * MiB, 4 * MiB};
   rmm::cuda_stream other;
-  void* held   = pool.allocate(other, 256, 256);
-  void* a      = rmm::test::free_in_finished_thread(pool, 512 * KiB, 200'000'000);
-  auto const b = rmm::test::use_in_new_thread(pool, 512 * KiB, [] {});
-  CHECK(b.ptr == a);
-  CHECK(b.mismatches == 0);
-  pool.deallocate(other, held, 256, 256);
-}
-
-TEST_CASE("pool: a new thread adopts a finished thread's list after its work, with no host wait",
-          "[gpu][pool]") {
-  // Thread A frees a 2 MiB block (too large for a batch: into its list, after a record of its
-  // event) while its slow kernel still writes it, and exits. Thread B's per-thread stream adopts
-  // A's slot and gets the block at once: its stream waits on A's event, so B's pattern is written
-  // after A's kernel. The host does not wait: a kernel held on a third stream is still running
-  // when B's allocation returns (the device synchronisation that adoption replaced would have
-  // waited for it, until the gate's timeout).
-  pool_memory_resource pool{cuda_memory_resource{}, 8 * MiB, 8 * MiB};
-  rmm::cuda_stream other;
-  void* held = pool.allocate(other, 256, 256);  // a second stream: frees are recorded
-  void* a    = rmm::test::free_in_finished_thread(pool, 2 * MiB, 200'000'000);
-  rmm::cuda_stream busy;
-  rmm::test::host_gate gate;
-  gate.hold(busy.value(), 20'000'000'000);
-  bool held_after = false;
-  auto const b    = rmm::test::use_in_new_thread(pool, 2 * MiB, [&] {
-    held_after = gate.still_held();
-    gate.open();
-  });
-  CHECK(b.ptr == a);
-  CHECK(held_after);
-  CHECK(b.mismatches == 0);
+  void* held = pool.allocate(other, 256, 256);
+  void* a    = nullptr;
+  std::thread{[&] {
+    a = pool.allocate(rmm::cuda_stream_per_thread, 512 * KiB, 256);
+    rmm::test::fill_pattern_after_delay(a, 512 * KiB, 1, 200'000'000, cudaStreamPerThread);
+    pool.deallocate(rmm::cuda_stream_per_thread, a, 512 * KiB, 256);
+  }}.join();
+  void* b                = nullptr;
+  std::size_t mismatches = 0;
+  std::thread{[&] {
+    b = pool.allocate(rmm::cuda_stream_per_thread, 512 * KiB, 256);
+    rmm::test::fill_pattern(b, 512 * KiB, 2, cudaStreamPerThread);
+    cudaDeviceSynchronize();  // A's kernel, if it was not ordered first, has now overwritten b
+    mismatches = rmm::test::count_pattern_mismatches(b, 512 * KiB, 2, cudaStreamPerThread);
+    pool.deallocate(rmm::cuda_stream_per_thread, b, 512 * KiB, 256);
+  }}.join();
+  CHECK(b == a);
+  CHECK(mismatches == 0);
   pool.deallocate(other, held, 256, 256);
 }
 

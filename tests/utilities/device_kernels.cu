@@ -59,36 +59,7 @@ unsigned int grid_for(std::size_t bytes) {
   return static_cast<unsigned int>(blocks < 4096 ? (blocks == 0 ? 1 : blocks) : 4096);
 }
 
-__global__ void gate_kernel(int const volatile* flag, std::uint64_t timeout_ns) {
-  auto const start = globaltimer_ns();
-  while (*flag == 0 && globaltimer_ns() - start < timeout_ns) {
-  }
-}
-
 }  // namespace
-
-host_gate::host_gate() {
-  RMM_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&flag_), sizeof(int), cudaHostAllocMapped));
-  *flag_ = 0;
-}
-
-host_gate::~host_gate() {
-  open();
-  if (stream_ != nullptr) {
-    cudaStreamSynchronize(stream_);
-  }
-  cudaFreeHost(flag_);
-}
-
-void host_gate::hold(cudaStream_t stream, std::uint64_t timeout_ns) {
-  stream_ = stream;
-  gate_kernel<<<1, 1, 0, stream>>>(flag_, timeout_ns);  // flag_: unified addressing maps it
-  RMM_CUDA_TRY(cudaGetLastError());
-}
-
-void host_gate::open() noexcept { *static_cast<int volatile*>(flag_) = 1; }
-
-bool host_gate::still_held() const { return cudaStreamQuery(stream_) == cudaErrorNotReady; }
 
 void fill_pattern(void* ptr, std::size_t bytes, std::uint32_t seed, cudaStream_t stream) {
   if (bytes == 0) {

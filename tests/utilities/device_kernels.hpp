@@ -50,32 +50,6 @@ inline std::size_t fill_and_count_mismatches(void* ptr,
   return count_pattern_mismatches(ptr, bytes, seed, stream);
 }
 
-/**
- * @brief A kernel that runs until the host opens its gate: work that is certainly still running
- * while the host checks that a call did not wait for the device. The flag lives in mapped pinned
- * host memory. Not copyable; the destructor opens the gate and waits for the kernel.
- */
-class host_gate {
- public:
-  /// @throws rmm::cuda_error if the flag cannot be allocated
-  host_gate();
-  ~host_gate();
-  host_gate(host_gate const&)            = delete;
-  host_gate& operator=(host_gate const&) = delete;
-
-  /// @brief Launches on @p stream a kernel that spins until open() or for at most @p timeout_ns
-  /// (so that a test whose call did wait fails instead of hanging).
-  void hold(cudaStream_t stream, std::uint64_t timeout_ns);
-  /// @brief Lets the kernel finish.
-  void open() noexcept;
-  /// @brief True while the kernel launched by hold() has not finished (cudaStreamQuery).
-  [[nodiscard]] bool still_held() const;
-
- private:
-  int* flag_{nullptr};
-  cudaStream_t stream_{nullptr};
-};
-
 /// @brief Counts on the host the bytes of host-accessible memory that differ from the pattern.
 std::size_t count_pattern_mismatches_host(void const* ptr, std::size_t bytes, std::uint32_t seed);
 

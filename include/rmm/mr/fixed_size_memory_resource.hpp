@@ -209,11 +209,9 @@ class fixed_size_memory_resource_impl
  * fills it to 32 returns the oldest 16 to the stream's list, so that the stream's other
  * allocations and frees need only its own lock. Other streams reach set-aside blocks once they
  * return to the list, or when memory runs out (detail/mechanics/stream_ordered_core.md,
- * "Prefetch"). free_blocks() counts them. Once a thread has exited, the next new thread's
- * per-thread default stream adopts the blocks its per-thread stream freed, after one
- * cudaStreamWaitEvent (no host wait); those it freed after its last event record or set aside
- * serve any stream after the next device synchronisation, made before the resource grows
- * (stream_ordered_core.md, "Finished threads").
+ * "Prefetch"). free_blocks() counts them. Once a thread has exited, the blocks its per-thread
+ * default stream freed or set aside serve the next new thread's per-thread stream, whose first
+ * use synchronises the device once (stream_ordered_core.md, "Finished threads").
  *
  * Once threads contend for it (its lock found taken 64 times; never with one thread), the
  * resource shards: each stream is served by a child with its own lock and free list, which

@@ -78,11 +78,9 @@ namespace rmm::mr {
  * grows with threads; memory free in one shard serves another after a device synchronisation,
  * when memory runs out. `pool_size()` counts every byte taken from upstream, `free_bytes()` and
  * `largest_free_block()` every shard's. See detail/mechanics/pool_shards.md. Also, this class is
- * compatible with CUDA per-thread default stream: once a thread has exited, the next new thread's
- * per-thread stream adopts what its per-thread stream freed, after one cudaStreamWaitEvent (no
- * host wait); what it freed after its last event record serves any stream after the next device
- * synchronisation, made before the pool grows (detail/mechanics/stream_ordered_core.md,
- * "Finished threads").
+ * compatible with CUDA per-thread default stream: once a thread has exited, what its per-thread
+ * stream freed serves the next new thread's per-thread stream, whose first use synchronises the
+ * device once (detail/mechanics/stream_ordered_core.md, "Finished threads").
  *
  * This class is copyable and shares ownership of its internal state, allowing multiple instances
  * to safely reference the same underlying pool.

@@ -23,11 +23,10 @@
  * - When neither the lists nor growth serve a request, the core synchronises the device, empties
  *   every batch, merges every list, gives fully free upstream chunks back, grows once more and
  *   retries once; then it throws rmm::out_of_memory.
- * - A new thread's per-thread default stream adopts the slot of a per-thread stream whose thread
- *   has exited, after one cudaStreamWaitEvent on that slot's event (no host wait); the adopted
- *   batch, which no record covers, and finished slots no thread adopted become memory owned by
- *   no stream at the next device synchronisation, which the core makes before it grows
- *   (stream_ordered_core.md, "Finished threads").
+ * - A new thread's per-thread default stream first makes the slots of per-thread streams whose
+ *   threads have exited vacant, after one device synchronisation (their streams can no longer be
+ *   named): their free and batched blocks become memory owned by no stream, and the new stream
+ *   takes a vacant slot (stream_ordered_core.md, "Finished threads").
  * - Streams may be destroyed after their last use, with the hazard every allocator keyed by
  *   stream handle shares: a new stream given a destroyed one's handle reuses its blocks with no
  *   ordering, so synchronise a stream before destroying it if kernels may still use its blocks.
@@ -127,9 +126,6 @@ class stream_ordered_core {
     if (auto p = from_own_returned_batch(key, rounded, tag)) {
       return *p;
     }
-    if (auto p = from_finished(key, rounded, tag)) {
-      return *p;
-    }
     if (derived().grow(rounded, stream, tag)) {
       if (auto p = derived().try_allocate(rounded, tag)) {
         return *p;
@@ -185,11 +181,6 @@ class stream_ordered_core {
     }
     std::lock_guard<spin_mutex> lock(mtx_);
     drain_batches();
-    for (auto const& b : orphans_) {
-      derived().free_block(b.ptr, b.size, 0);
-    }
-    orphans_.clear();
-    orphan_bytes_ = 0;
   }
 
   // Returns a block as memory owned by no stream, taken by any stream without ordering: only for
@@ -204,7 +195,7 @@ class stream_ordered_core {
   // Shared lock held. Each stream counts its own (a shared counter written by every batched
   // allocation and free was one cache line for all threads).
   [[nodiscard]] std::size_t batched_bytes() const noexcept {
-    std::size_t bytes = orphan_bytes_;
+    std::size_t bytes = 0;
     for (auto const& s : slots_) {
       bytes += s->batched.load(std::memory_order_relaxed);
     }
@@ -225,25 +216,17 @@ class stream_ordered_core {
     // Batches are emptied *before* the synchronisation: a block that another thread puts into
     // its batch meanwhile may be used by work enqueued after the synchronisation began, which
     // the synchronisation does not wait for. (Lists cannot change: the shared lock is held.)
-    // Finished threads' orphaned batches go the same way, and their slots become vacant.
-    collect_finished();
-    std::vector<stream_slot::block> batched       = take_batches();
-    std::vector<stream_slot::block> const orphans = std::exchange(orphans_, {});
-    orphan_bytes_                                 = 0;
+    std::vector<stream_slot::block> batched = take_batches();
     if (cudaDeviceSynchronize() != cudaSuccess) {
       cudaGetLastError();
     }
     for (auto const& b : batched) {
       derived().free_block(b.ptr, b.size, 0);
     }
-    for (auto const& b : orphans) {
-      derived().free_block(b.ptr, b.size, 0);
-    }
     for (tag_t t = 1; t < slots_.size(); ++t) {
       derived().retag(t, 0);
       slots_[t]->covered = true;
     }
-    vacate_finished();
   }
 
   // Waits for all work, makes every free block memory owned by no stream (merging what different
@@ -386,9 +369,10 @@ class stream_ordered_core {
         return t;
       }
     }
-    std::optional<tag_t> const adopted =
-        key.per_thread() ? adopt_finished(key) : std::nullopt;  // a finished thread's slot
-    tag_t const t = adopted ? *adopted : new_slot(key);
+    if (key.per_thread()) {
+      reclaim_finished(key);  // finished threads' slots become vacant for this one
+    }
+    tag_t const t = new_slot(key);
     if (key.per_thread()) {
       finished_.watch(key);  // when this thread exits, its slot becomes vacant for a new one
     }
@@ -448,22 +432,10 @@ class stream_ordered_core {
     return static_cast<tag_t>(slots_.size() - 1);
   }
 
-  // --- Finished threads: the slots of per-thread default streams whose threads have exited
-  // (stream_ordered_core.md, "Finished threads"). Shared lock held for each. Defined, and each
-  // documented, in stream_ordered_core_finished.hpp.
-
-  // Moves keys posted by exited threads into finished_slots_.
-  void collect_finished() noexcept;
-  // `key`'s new per-thread stream takes over a finished thread's covered slot after one event
-  // wait; its batch goes to orphans_. The adopted tag, or none.
-  std::optional<tag_t> adopt_finished(stream_key const& key) noexcept;
-  // Before growing: one device synchronisation makes what finished threads left memory owned by
-  // no stream, then the request is tried there.
-  std::optional<void*> from_finished(stream_key const& key, std::size_t size, tag_t tag);
-  // The synchronisation and the vacating for from_finished.
-  void reclaim_finished() noexcept;
-  // After synchronize_and_disown: finished threads' slots become vacant.
-  void vacate_finished() noexcept;
+  // Vacates the slots of per-thread default streams whose threads have exited, after one device
+  // synchronisation; skipped while `key`'s stream is being captured. Shared lock held. Defined
+  // in stream_ordered_core_finished.hpp.
+  void reclaim_finished(stream_key const& key) noexcept;
 
   // Memory never handed out: no ordering needed. Merge it into the stream's list so that it
   // coalesces with the stream's own free neighbours.
@@ -560,13 +532,7 @@ class stream_ordered_core {
   tag_t last_{0};
   std::uint64_t const id_{next_resource_uid()};
   std::atomic<bool> batching_{false};  // two or more streams seen: frees may be batched
-  finished_threads finished_;          // per-thread streams of exited threads, posted at their exit
-  // Finished threads' slots (tag and key when posted) not yet adopted or vacated.
-  std::vector<std::pair<tag_t, stream_key>> finished_slots_;
-  // Blocks from adopted slots' batches, freed after their last record: memory owned by no stream
-  // once a device synchronisation has followed (from_finished, the last resort, teardown).
-  std::vector<stream_slot::block> orphans_;
-  std::size_t orphan_bytes_{0};  // counted as batched (free) by queries
+  finished_threads finished_;  // per-thread streams of exited threads, whose slots to vacate
 };
 
 }  // namespace rmm::mr::detail
