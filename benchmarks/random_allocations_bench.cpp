@@ -8,8 +8,11 @@
 //   RMM_BENCH_QUICK=1 (or QUICK=1): n = 1000, max in {1, 64} only (smoke test)
 //   RMM_BENCH_FULL=1: also the slow baseline rows (cudaMallocAsync at n >= 10000 with large
 //   sizes, cudaMalloc at n = 10000 with max >= 256 MiB; see want_cuda_async / want_cuda_malloc)
+//   RMM_BENCH_SEEDS=S: runs cycle through S workloads (seeds 1..S) instead of repeating one
+//   (see workload_seeds)
 //   See benchmarks/README.md for the timing method and the other variables.
 #include "bench_common.hpp"
+#include "workload_seeds.hpp"
 
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 
@@ -29,6 +32,7 @@ struct random_fixture {
   std::shared_ptr<Resource> mr;
   rb::live_list live;
   std::size_t runs_per_rep{1};
+  std::size_t runs{0};  // workload runs so far, warm-up included: picks the next run's seed
 };
 
 /// @brief The resource is built once per benchmark and warmed up by one untimed run (not
@@ -56,19 +60,30 @@ void bm_random(benchmark::State& state,
     Resource& mr            = *fx.mr;
     cuda::stream_ref stream = rmm::cuda_stream_view{};
     std::size_t failures    = 0;
-    auto const m            = rb::measure(state, fx.runs_per_rep, fresh, warm_up, failures, [&] {
+    std::size_t const seeds = rb::workload_seeds();  // see workload_seeds.hpp
+    auto const run_once     = [&] {
+      rb::workload_params const p = rb::workload_for_run(params, fx.runs++, seeds);
       fx.live.clear();
       auto const start = rb::clock_type::now();
-      failures += rb::random_workload(mr, stream, params, fx.live);
+      failures += rb::random_workload(mr, stream, p, fx.live);
       rb::device_sync();
       double const elapsed = rb::seconds_since(start);
       rb::release_all(mr, stream, fx.live);
       rb::device_sync();
       return elapsed;
-    });
-    auto const runs         = static_cast<double>(std::max<std::size_t>(1, m.runs));
+    };
+    // Several workloads: a fresh resource first runs each once, untimed, so that it has grown to
+    // the largest of their peaks before any timed run.
+    if (fresh && warm_up && seeds > 1) {
+      for (std::size_t s = 0; s < seeds; ++s) {
+        rb::check_run_time(run_once());
+      }
+    }
+    auto const m    = rb::measure(state, fx.runs_per_rep, fresh, warm_up, failures, run_once);
+    auto const runs = static_cast<double>(std::max<std::size_t>(1, m.runs));
     state.counters["ns_per_op"] = m.seconds * 1e9 / (2.0 * static_cast<double>(params.num) * runs);
     state.counters["failed_allocs"] = static_cast<double>(failures) / runs;
+    state.counters["seeds"]         = static_cast<double>(seeds);
   });
 }
 
