@@ -53,8 +53,8 @@ namespace rmm::mr {
  * - Over any other upstream each growth takes a new chunk of the largest of the request, 32 MiB
  *   and an eighth of the pool's size, never beyond `maximum_pool_size` (falling back to exactly
  *   the request near it). Each chunk stays a region of its own (no block straddles two upstream
- *   allocations); many small chunks cost some speed (about 1.2x on one measured workload, see
- *   docs/resources.md), so a program that knows its peak can pass it as `initial_pool_size`.
+ *   allocations). A program that knows its peak can pass it as `initial_pool_size`: one chunk,
+ *   and no growth on the way (on speed per call, see docs/resources.md).
  *
  * Stream semantics (see detail/mechanics/stream_ordered_core.hpp): memory freed on a stream is
  * reused on that stream at once with no CUDA call; other streams reuse it after an event wait;
