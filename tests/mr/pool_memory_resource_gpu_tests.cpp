@@ -29,6 +29,18 @@ using rmm::mr::pool_memory_resource;
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
 
+// On a new thread's per-thread default stream: allocates @p bytes, starts a kernel that writes
+// them after about 200 ms, frees them while it still runs, and exits. Returns the block.
+void* free_in_finished_thread(pool_memory_resource& pool, std::size_t bytes) {
+  void* block = nullptr;
+  std::thread{[&] {
+    block = pool.allocate(rmm::cuda_stream_per_thread, bytes, 256);
+    rmm::test::fill_pattern_after_delay(block, bytes, 1, 200'000'000, cudaStreamPerThread);
+    pool.deallocate(rmm::cuda_stream_per_thread, block, bytes, 256);
+  }}.join();
+  return block;
+}
+
 }  // namespace
 
 TEST_CASE("pool: constructor checks sizes and names the bad value", "[gpu][pool]") {
@@ -186,12 +198,7 @@ TEST_CASE("pool: a per-thread default stream alone records nothing, yet another 
   // a second stream that needs the block must synchronise first, or A's slow kernel (still
   // running after A has exited) overwrites its pattern.
   pool_memory_resource pool{cuda_memory_resource{}, 4 * MiB, 4 * MiB};
-  void* a = nullptr;
-  std::thread{[&] {
-    a = pool.allocate(rmm::cuda_stream_per_thread, 4 * MiB, 256);
-    rmm::test::fill_pattern_after_delay(a, 4 * MiB, 1, 200'000'000, cudaStreamPerThread);
-    pool.deallocate(rmm::cuda_stream_per_thread, a, 4 * MiB, 256);
-  }}.join();
+  void* const a = free_in_finished_thread(pool, 4 * MiB);
   rmm::cuda_stream s2;
   void* b = pool.allocate(s2, 4 * MiB, 256);
   CHECK(b == a);
@@ -231,13 +238,8 @@ TEST_CASE("pool: a finished thread's batched block reaches a new thread after it
   // synchronisation that vacates A's slot; without it A's kernel would overwrite B's pattern.
   pool_memory_resource pool{cuda_memory_resource{}, 4 * MiB, 4 * MiB};
   rmm::cuda_stream other;
-  void* held = pool.allocate(other, 256, 256);
-  void* a    = nullptr;
-  std::thread{[&] {
-    a = pool.allocate(rmm::cuda_stream_per_thread, 512 * KiB, 256);
-    rmm::test::fill_pattern_after_delay(a, 512 * KiB, 1, 200'000'000, cudaStreamPerThread);
-    pool.deallocate(rmm::cuda_stream_per_thread, a, 512 * KiB, 256);
-  }}.join();
+  void* held             = pool.allocate(other, 256, 256);
+  void* const a          = free_in_finished_thread(pool, 512 * KiB);
   void* b                = nullptr;
   std::size_t mismatches = 0;
   std::thread{[&] {

@@ -160,7 +160,9 @@ class pool_memory_resource : public cuda::mr::shared_resource<detail::pool_memor
    * the end of the growing range (and waits for those unmaps). Memory in use is not touched.
    *
    * Thread-safe; other threads' calls wait for it. Costs a device synchronisation.
-   * @throws rmm::cuda_error if the upstream's unmapping fails.
+   * @throws rmm::cuda_error if the upstream's unmapping fails, or if the device synchronisation
+   * fails (for example while another thread captures a CUDA graph in global mode): then nothing
+   * is given back, since no free block is known to be idle, and the pool keeps serving.
    */
   void release() { state().release(); }
 

@@ -167,9 +167,10 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   [[nodiscard]] std::uint32_t contentions() const noexcept { return mutex().contentions(); }
 
   /// @brief A child gives every chunk none of whose blocks is handed out back to the root, after
-  /// a device synchronisation (the root keeps its chunks, as the resource always did).
+  /// a device synchronisation (the root keeps its chunks, as the resource always did). Gives
+  /// nothing back if the synchronisation fails (another thread capturing in global mode).
   void release() {
-    synchronize_and_release([this] { release_free_upstream(); });
+    static_cast<void>(synchronize_and_release([this] { release_free_upstream(); }));
   }
 
   /**
@@ -285,7 +286,8 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
   // the root hands blocks out, allocate_block_sharded): a chunk's worth of blocks freed since then
   // (or a chunk the root took for itself). Skipped while the requesting @p stream is being
   // captured, as the pool's defragmentation is (no synchronisation is permitted then, and a failed
-  // one would lend chunks that work may still use): the child then borrows from the upstream.
+  // one would lend chunks that work may still use): the child then borrows from the upstream. A
+  // synchronisation that fails anyway (another thread's capture in global mode) lends nothing.
   // The root's; lock held.
   void reclaim_free_chunks(cuda::stream_ref stream) noexcept {
     if (free_in_list() < reclaim_floor_ + blocks_per_chunk_ || is_capturing(stream)) {
@@ -293,7 +295,9 @@ class fixed_size_shard : public stream_ordered_core<fixed_size_shard>,
     }
     try {
       spare_.reserve(spare_.size() + free_list_.num_chunks());  // pushes below cannot throw
-      synchronize_and_disown();
+      if (synchronize_and_disown() != cudaSuccess) {
+        return;  // blocks may still be in use: the chunks stay in the list, the floor as it was
+      }
       for (auto const& [base, bytes] : free_list_.release_free_chunks()) {
         spare_.push_back(base);
       }

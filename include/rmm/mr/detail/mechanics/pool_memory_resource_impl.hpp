@@ -152,9 +152,16 @@ class pool_memory_resource_impl : private device_binding,
   }
 
   // The children give their fully free pieces back first, so that the root can free whole chunks.
+  // Throws rmm::cuda_error if the root's device synchronisation failed (nothing of the root's
+  // was given back then; a child whose own synchronisation failed keeps its pieces).
   void release() {
-    for_each_child([](pool_shard& c) { c.release(); });
-    root_.release();
+    for_each_child([](pool_shard& c) { static_cast<void>(c.release()); });
+    if (cudaError_t const err = root_.release(); err != cudaSuccess) {
+      throw rmm::cuda_error(std::string{"pool_memory_resource::release(): the device "
+                                        "synchronisation failed ("} +
+                            cudaGetErrorName(err) +
+                            "), so no free block is known to be idle; nothing was given back");
+    }
   }
 
   void set_release_threshold(std::size_t bytes) noexcept { root_.set_release_threshold(bytes); }

@@ -192,17 +192,20 @@ class pool_shard : public stream_ordered_core<pool_shard> {
   // still use them (after a device synchronisation), so they become memory owned by no stream.
   using stream_ordered_core<pool_shard>::free_unowned;
 
-  void release() {
-    synchronize_and_release([this] {
+  // Gives every idle free byte back, after a device synchronisation. Returns the
+  // synchronisation's error, having given nothing back, if it failed.
+  cudaError_t release() {
+    cudaError_t const err = synchronize_and_release([this] {
       release_free_upstream();
       range_.trim(free_list_, 0, cuda_stream_default, std::numeric_limits<std::size_t>::max());
       if (range_.upstream() != nullptr) {
         range_.punch_holes(free_list_, cuda_stream_default);
       }
     });
-    if (range_.upstream() != nullptr) {
+    if (err == cudaSuccess && range_.upstream() != nullptr) {
       range_.upstream()->flush();  // after the synchronisation every deferred unmap is due
     }
+    return err;
   }
 
   void set_release_threshold(std::size_t bytes) noexcept {
@@ -336,7 +339,9 @@ class pool_shard : public stream_ordered_core<pool_shard> {
     if (plan.bytes < std::max<std::size_t>(threshold, 1) || is_capturing(stream)) {
       return false;
     }
-    synchronize_and_disown();
+    if (synchronize_and_disown() != cudaSuccess) {
+      return false;  // another thread's capture, or a device error: no free block is known idle
+    }
     try {
       free_list_.retag(0, tag);
     } catch (...) {  // out of host memory for the tag's index: the blocks stay unowned

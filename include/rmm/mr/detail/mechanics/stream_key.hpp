@@ -88,6 +88,24 @@ inline bool is_capturing(cuda::stream_ref stream) noexcept {
   return status != cudaStreamCaptureStatusNone;
 }
 
+/**
+ * @brief Waits for all work on the current device. Returns cudaSuccess if every block a resource
+ * holds is then free of pending work, so that it may be handed to any stream; otherwise the error
+ * (a capture in global mode on another thread, a sticky error, the runtime unloading), cleared,
+ * and the caller must leave each block with the stream that freed it. A machine with no usable
+ * device (no driver, or none visible) counts as synchronised: no work can be pending there, and
+ * resources over host-only upstreams (simulated_memory_resource) work as they do with one.
+ */
+inline cudaError_t synchronize_device() noexcept {
+  cudaError_t const err = cudaDeviceSynchronize();
+  if (err == cudaSuccess || err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
+    cudaGetLastError();
+    return cudaSuccess;
+  }
+  cudaGetLastError();
+  return err;
+}
+
 /// @brief Hash of a stream_key, for unordered containers.
 struct stream_key_hash {
   std::size_t operator()(stream_key const& k) const noexcept {

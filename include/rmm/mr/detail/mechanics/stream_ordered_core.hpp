@@ -211,31 +211,47 @@ class stream_ordered_core {
 
   // Waits for all work and makes every free block memory owned by no stream (tag 0), merging
   // what different streams freed. Shared lock held. Also the derived class's defragmentation step
-  // (pool_shard::grow).
-  void synchronize_and_disown() {
+  // (pool_shard::grow). If the synchronisation fails (synchronize_device: e.g. another thread
+  // captures in global mode), it returns the error and disowns nothing: each batched block goes
+  // to its own stream's list, which is then uncovered (a taker must synchronise first, as after a
+  // free on a lone stream), and the caller must not treat any free block as idle.
+  [[nodiscard]] cudaError_t synchronize_and_disown() {
     // Batches are emptied *before* the synchronisation: a block that another thread puts into
     // its batch meanwhile may be used by work enqueued after the synchronisation began, which
     // the synchronisation does not wait for. (Lists cannot change: the shared lock is held.)
-    std::vector<stream_slot::block> batched = take_batches();
-    if (cudaDeviceSynchronize() != cudaSuccess) {
-      cudaGetLastError();
+    std::vector<std::size_t> counts;  // blocks taken out of each slot's batch
+    std::vector<stream_slot::block> const batched = take_batches(counts);
+    cudaError_t const err                         = synchronize_device();
+    std::size_t next                              = 0;
+    for (tag_t t = 1; t < slots_.size(); ++t) {
+      for (std::size_t j = 0; j < counts[t]; ++j, ++next) {
+        derived().free_block(batched[next].ptr, batched[next].size, err == cudaSuccess ? 0 : t);
+      }
+      if (err != cudaSuccess && counts[t] > 0) {
+        slots_[t]->covered = false;  // freed after the slot's last record
+      }
     }
-    for (auto const& b : batched) {
-      derived().free_block(b.ptr, b.size, 0);
+    if (err != cudaSuccess) {
+      return err;
     }
     for (tag_t t = 1; t < slots_.size(); ++t) {
       derived().retag(t, 0);
       slots_[t]->covered = true;
     }
+    return cudaSuccess;
   }
 
   // Waits for all work, makes every free block memory owned by no stream (merging what different
   // streams freed), then calls `give_back()` with the lock held: for a resource's release().
+  // Returns the synchronisation's error, without calling `give_back()`, if it failed.
   template <typename F>
-  void synchronize_and_release(F&& give_back) {
+  [[nodiscard]] cudaError_t synchronize_and_release(F&& give_back) {
     std::lock_guard<spin_mutex> lock(mtx_);
-    synchronize_and_disown();
+    if (cudaError_t const err = synchronize_and_disown(); err != cudaSuccess) {
+      return err;
+    }
     give_back();
+    return cudaSuccess;
   }
 
   // The stream handle that owns free blocks of `tag` (nullptr for tag 0, memory owned by no
@@ -323,8 +339,9 @@ class stream_ordered_core {
                                     std::size_t keep = 0) noexcept;
   // Puts blocks taken out of `from`'s batch into `tag`'s list.
   void return_batch(batch_blocks_t const& blocks, std::size_t n, tag_t tag, slot& from) noexcept;
-  // Every stream's batched blocks, taken out before a device synchronisation.
-  std::vector<stream_slot::block> take_batches();
+  // Every stream's batched blocks, taken out before a device synchronisation; `counts[t]`: how
+  // many came from slot t.
+  std::vector<stream_slot::block> take_batches(std::vector<std::size_t>& counts);
   // One slot's batched blocks appended to a list with room for them; returns how many.
   std::size_t take_batch_out(slot& s, std::vector<stream_slot::block>& all) noexcept;
   // At teardown: every batched block goes to memory owned by no stream.
@@ -488,14 +505,21 @@ class stream_ordered_core {
     if (!uncovered) {
       return std::nullopt;
     }
-    // Happens once, when a second stream first needs the first stream's memory.
-    synchronize_and_disown();
+    // Happens once, when a second stream first needs the first stream's memory (again later
+    // only if the synchronisation failed).
+    if (synchronize_and_disown() != cudaSuccess) {
+      return std::nullopt;
+    }
     return from_unowned(size, tag);
   }
 
-  // After a device synchronisation no free block has pending work: all become unowned.
+  // After a device synchronisation no free block has pending work: all become unowned. If the
+  // synchronisation fails, nothing is known idle: no memory is given back or unmapped, and the
+  // request fails (out of memory, reported by the caller).
   std::optional<void*> last_resort(std::size_t size, tag_t tag, cuda::stream_ref stream) {
-    synchronize_and_disown();
+    if (synchronize_and_disown() != cudaSuccess) {
+      return std::nullopt;
+    }
     if (auto p = from_unowned(size, tag)) {
       return p;
     }

@@ -163,15 +163,17 @@ inline void stream_ordered_core<Derived>::return_batch(batch_blocks_t const& blo
 }
 
 // Every stream's batched blocks, taken out (shared lock held), to be returned after a device
-// synchronisation. Throws std::bad_alloc if the list cannot be made (nothing is taken then).
-// They leave the counts at once: queries hold the shared lock, which the caller keeps until
-// the blocks are in the list.
+// synchronisation, slot by slot in tag order; `counts[t]` is how many came from slot t. Throws
+// std::bad_alloc if the lists cannot be made (nothing is taken then). They leave the counts at
+// once: queries hold the shared lock, which the caller keeps until the blocks are in the list.
 template <typename Derived>
-inline std::vector<stream_slot::block> stream_ordered_core<Derived>::take_batches() {
+inline std::vector<stream_slot::block> stream_ordered_core<Derived>::take_batches(
+    std::vector<std::size_t>& counts) {
   std::vector<stream_slot::block> all;
   all.reserve(stream_slot::batch_blocks * slots_.size());
+  counts.assign(slots_.size(), 0);
   for (std::size_t t = 1; t < slots_.size(); ++t) {
-    take_batch_out(*slots_[t], all);
+    counts[t] = take_batch_out(*slots_[t], all);
   }
   return all;
 }

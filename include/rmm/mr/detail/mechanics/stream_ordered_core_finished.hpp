@@ -70,11 +70,8 @@ void stream_ordered_core<Derived>::reclaim_finished(stream_key const& key) noexc
   for (tag_t const t : dead) {
     counts.push_back(take_batch_out(*slots_[t], batched));  // in a list before the lock is freed
   }
-  bool const synchronized = cudaDeviceSynchronize() == cudaSuccess;
-  if (!synchronized) {
-    cudaGetLastError();
-  }
-  std::size_t next = 0;
+  bool const synchronized = synchronize_device() == cudaSuccess;
+  std::size_t next        = 0;
   for (std::size_t i = 0; i < dead.size(); ++i) {
     slot& s = *slots_[dead[i]];
     for (std::size_t j = 0; j < counts[i]; ++j, ++next) {
