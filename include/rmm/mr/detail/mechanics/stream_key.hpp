@@ -98,12 +98,11 @@ inline bool is_capturing(cuda::stream_ref stream) noexcept {
  */
 inline cudaError_t synchronize_device() noexcept {
   cudaError_t const err = cudaDeviceSynchronize();
-  if (err == cudaSuccess || err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
-    cudaGetLastError();
-    return cudaSuccess;
+  if (err == cudaSuccess) {
+    return cudaSuccess;  // an error the caller's own work left stays for the caller to see
   }
-  cudaGetLastError();
-  return err;
+  cudaGetLastError();  // this failure's, so that it does not surface in the caller's next check
+  return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ? cudaSuccess : err;
 }
 
 /// @brief Hash of a stream_key, for unordered containers.
