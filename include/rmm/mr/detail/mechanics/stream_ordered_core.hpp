@@ -222,16 +222,17 @@ class stream_ordered_core {
     std::vector<std::size_t> counts;  // blocks taken out of each slot's batch
     std::vector<stream_slot::block> const batched = take_batches(counts);
     cudaError_t const err                         = synchronize_device();
+    bool const synchronized                       = err == cudaSuccess;
     std::size_t next                              = 0;
     for (tag_t t = 1; t < slots_.size(); ++t) {
       for (std::size_t j = 0; j < counts[t]; ++j, ++next) {
-        derived().free_block(batched[next].ptr, batched[next].size, err == cudaSuccess ? 0 : t);
+        derived().free_block(batched[next].ptr, batched[next].size, synchronized ? 0 : t);
       }
-      if (err != cudaSuccess && counts[t] > 0) {
+      if (!synchronized && counts[t] > 0) {
         slots_[t]->covered = false;  // freed after the slot's last record
       }
     }
-    if (err != cudaSuccess) {
+    if (!synchronized) {
       return err;
     }
     for (tag_t t = 1; t < slots_.size(); ++t) {
