@@ -240,6 +240,17 @@ class model {
     return moves ? it->second.size : 0;
   }
 
+  /// Where retag_after(p, from, to) acts: the block after the allocated block at p in its
+  /// region; 0 (no block starts there) if p starts no allocated block or it ends its region.
+  [[nodiscard]] std::uintptr_t block_after(std::uintptr_t p) const {
+    auto const it = blocks.find(p);
+    if (it == blocks.end() || it->second.free) {
+      return 0;
+    }
+    auto const next = std::next(it);
+    return next != blocks.end() && next->second.region == it->second.region ? next->first : 0;
+  }
+
   /// Relabels that one block and merges it with the neighbours that now share its tag.
   void retag_block(std::uintptr_t p, tag_t from, tag_t to) {
     if (retag_block_size(p, from, to) != 0) {
@@ -842,6 +853,7 @@ class driver {
   }
 
   // At any block of the model (or inside one), with any pair of tags: mostly its own as `from`.
+  // With bit 2 of the mode, retag_after at that block (the block after it, if it is allocated).
   void retag_block(reader& in) {
     if (model_.blocks.empty()) {
       return;
@@ -849,19 +861,25 @@ class driver {
     std::uint8_t const mode    = in.byte();
     auto const it              = std::next(model_.blocks.begin(),
                               static_cast<std::ptrdiff_t>(in.u16() % model_.blocks.size()));
+    bool const after           = (mode & 4U) != 0;
     std::uintptr_t const p     = it->first + ((mode & 1U) != 0 ? g_ : 0);
-    tag_t const from           = (mode & 2U) != 0 ? read_tag(in) : it->second.tag;
+    std::uintptr_t const at    = after ? model_.block_after(p) : p;  // 0: no block starts there
+    tag_t const own            = at != 0 && after ? model_.blocks.at(at).tag : it->second.tag;
+    tag_t const from           = (mode & 2U) != 0 ? read_tag(in) : own;
     tag_t const to             = read_tag(in);
-    std::size_t const expected = model_.retag_block_size(p, from, to);
+    std::size_t const expected = at != 0 ? model_.retag_block_size(at, from, to) : 0;
     // Returning 0 changes nothing: `to` must then not get an index (check() bounds num_tags).
     if (expected != 0) {
       tags_.passed(to);
     }
-    FUZZ_CHECK(list_.retag_block(p, from, to) == expected);
+    FUZZ_CHECK((after ? list_.retag_after(p, from, to) : list_.retag_block(p, from, to)) ==
+               expected);
     if (expected != 0) {
       tags_.used(to);
     }
-    model_.retag_block(p, from, to);
+    if (at != 0) {
+      model_.retag_block(at, from, to);
+    }
   }
 
   void query() {

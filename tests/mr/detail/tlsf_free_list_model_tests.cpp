@@ -1,8 +1,9 @@
 /**
  * @file tlsf_free_list_model_tests.cpp
  * @brief Randomised operation sequences on rmm::mr::detail::tlsf_free_list (allocate, deallocate,
- * retag, retag_block, extend_region, shrink_region, misuse, take_free_regions, and the members
- * behind holes: allocate_range, join_allocated, free_neighbours, region_allocated_blocks),
+ * retag, retag_block, retag_after, extend_region, shrink_region, misuse, take_free_regions, and
+ * the members behind holes: allocate_range, join_allocated, free_neighbours,
+ * region_allocated_blocks),
  * checked after every step against a naive reference model (tlsf_free_list_reference_model.hpp)
  * and validate().
  */
@@ -75,7 +76,7 @@ class random_run {
     CHECK(covered_.shortened > 0);
     CHECK(covered_.removed > 0);
     CHECK(covered_.shrink_rejected > 0);
-    // ... and every outcome of the members behind holes, and of retag_block.
+    // ... and every outcome of the members behind holes, and of retag_block and retag_after.
     CHECK(covered_.range_taken > 0);
     CHECK(covered_.range_rejected > 0);
     CHECK(covered_.joined > 0);
@@ -84,8 +85,10 @@ class random_run {
     CHECK(covered_.neighbours_rejected > 0);
     CHECK(covered_.allocated_blocks_queried > 0);
     CHECK(covered_.retag_block_zero > 0);
+    CHECK(covered_.retag_after_zero > 0);
     if (num_tags_ > 1) {  // with one tag, from == to: nothing can move
       CHECK(covered_.retag_block_moved > 0);
+      CHECK(covered_.retag_after_moved > 0);
     }
   }
 
@@ -99,7 +102,8 @@ class random_run {
   struct coverage {
     std::size_t grew_tail, new_block, extend_rejected, shortened, removed, shrink_rejected;
     std::size_t range_taken, range_rejected, joined, join_rejected, neighbours_queried,
-        neighbours_rejected, allocated_blocks_queried, retag_block_moved, retag_block_zero;
+        neighbours_rejected, allocated_blocks_queried, retag_block_moved, retag_block_zero,
+        retag_after_moved, retag_after_zero;
   };
 
   std::size_t pick(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
@@ -132,8 +136,10 @@ class random_run {
       free_neighbours();
     } else if (dice < 98) {
       query_allocated_blocks();
-    } else {
+    } else if (pick(2) == 0) {
       retag_block();
+    } else {
+      retag_after();
     }
   }
 
@@ -467,6 +473,26 @@ class random_run {
     REQUIRE(list_.retag_block(p, from, to) == expected);
     model_.retag_block(p, from, to);
     ++(expected != 0 ? covered_.retag_block_moved : covered_.retag_block_zero);
+  }
+
+  // At an allocated block (mostly) or a free one: the block after it, with that block's own
+  // tag as `from` (mostly) or another.
+  void retag_after() {
+    auto const blocks                = model_.blocks();
+    auto const [base, size, fr, own] = blocks[pick(blocks.size())];
+    auto const at                    = model_.block_after(base);
+    auto const next                  = std::find_if(
+        blocks.begin(), blocks.end(), [&](auto const& v) { return at && std::get<0>(v) == *at; });
+    tag_t const next_tag       = next != blocks.end() ? std::get<3>(*next) : own;
+    tag_t const from           = pick(4) == 0 ? pick_tag() : next_tag;
+    tag_t const to             = pick_tag();
+    std::size_t const expected = at ? model_.retag_block_size(*at, from, to) : 0;
+    INFO("retag_after(" << hex(base) << ", " << from << ", " << to << ")");
+    REQUIRE(list_.retag_after(base, from, to) == expected);
+    if (at) {
+      model_.retag_block(*at, from, to);
+    }
+    ++(expected != 0 ? covered_.retag_after_moved : covered_.retag_after_zero);
   }
 
   void query_regions() {

@@ -182,6 +182,20 @@ class reference_model {
     return moves ? it->second.size : 0;
   }
 
+  // Where retag_after(ptr, from, to) acts: the start of the block that follows the allocated
+  // block at ptr in its region, or nullopt if ptr starts no allocated block or it ends its region.
+  [[nodiscard]] std::optional<std::uintptr_t> block_after(std::uintptr_t ptr) const {
+    auto const it = blocks_.find(ptr);
+    if (it == blocks_.end() || it->second.free) {
+      return std::nullopt;
+    }
+    auto const next = std::next(it);
+    if (next == blocks_.end() || next->second.region != it->second.region) {
+      return std::nullopt;
+    }
+    return next->first;
+  }
+
   // Relabels that one block and merges it with its neighbours that now share its tag.
   void retag_block(std::uintptr_t ptr, tag_t from, tag_t to) {
     if (retag_block_size(ptr, from, to) == 0) {

@@ -62,7 +62,9 @@ class spin_mutex {
   }
 
  private:
-  void lock_contended() noexcept {
+  // Out of line and cold, so that lock() itself inlines into every caller (with this loop inside
+  // it GCC kept lock() as a call on the pool's free path).
+  [[gnu::noinline, gnu::cold]] void lock_contended() noexcept {
     contentions_.fetch_add(1, std::memory_order_relaxed);
     constexpr unsigned spins_before_yield = 128;
     unsigned spins                        = 0;

@@ -138,7 +138,7 @@ class tlsf_free_list {
    * unchanged). Never for an existing tag.
    * @return Whether the block was marked (`allocate_marked`).
    */
-  bool deallocate(std::uintptr_t ptr, std::size_t size, tag_t tag = 0) {
+  [[gnu::always_inline]] bool deallocate(std::uintptr_t ptr, std::size_t size, tag_t tag = 0) {
     std::size_t const slot = lookup_allocated(ptr, size);
     index_t const idx      = by_address_.value_at(slot);
     ensure_tag(tag);
@@ -190,16 +190,26 @@ class tlsf_free_list {
    * unchanged).
    */
   std::size_t retag_block(std::uintptr_t ptr, tag_t from, tag_t to) {
-    index_t const idx = find_block(ptr);
-    if (idx == address_map::npos || !blocks_[idx].free || blocks_[idx].tag != from || from == to) {
+    return retag_index(find_block(ptr), from, to);
+  }
+
+  /**
+   * @brief `retag_block` of the block that directly follows, in its region, the allocated block
+   * at @p ptr: for a caller that has just allocated from tag @p from and takes the rest of the
+   * free block too. O(1) under either keying (the allocated block has a key; its neighbour is
+   * one link away), where `retag_block` under `keyed_blocks::allocated` walks the region.
+   * @return The size moved, or 0 if @p ptr is not the start of an allocated block, the block
+   * after it is not a free block of @p from (or there is none), or @p from == @p to; then
+   * nothing changes.
+   * @throws std::bad_alloc only when @p to is new and its index cannot be created (then
+   * unchanged).
+   */
+  std::size_t retag_after(std::uintptr_t ptr, tag_t from, tag_t to) {
+    index_t const idx = by_address_.find(ptr);
+    if (idx == address_map::npos || blocks_[idx].free) {
       return 0;
     }
-    ensure_tag(to);
-    std::size_t const size = blocks_[idx].size;
-    unlink_free(idx);
-    blocks_[idx].tag = to;
-    coalesce_and_link(idx);
-    return size;
+    return retag_index(blocks_[idx].next_phys, from, to);
   }
 
   /**
@@ -559,15 +569,31 @@ class tlsf_free_list {
     blocks_[idx].marked       = mark;
     return base;
   }
+  // retag_block and retag_after once the block is found (nil or address_map::npos: none).
+  std::size_t retag_index(index_t idx, tag_t from, tag_t to) {
+    static_assert(nil == address_map::npos, "one value for no block");
+    if (idx == nil || !blocks_[idx].free || blocks_[idx].tag != from || from == to) {
+      return 0;
+    }
+    ensure_tag(to);
+    std::size_t const size = blocks_[idx].size;
+    unlink_free(idx);
+    blocks_[idx].tag = to;
+    coalesce_and_link(idx);
+    return size;
+  }
   // Turns the allocated block idx, whose key is in the address map's slot `slot`, into a free
   // block of `tag` (whose index exists), unmarked, and merges it with its free same-tag
   // neighbours: deallocate and deallocate_marked after lookup.
   // Always inlined: as a call, the arena's large frees ran 7-9 more instructions each (session v).
   [[gnu::always_inline]] void free_allocated(index_t idx, tag_t tag, std::size_t slot) noexcept;
   // Links the (unlinked) free block idx after merging it with its free same-tag neighbours.
-  void coalesce_and_link(index_t idx) noexcept;
+  // deallocate, coalesce_and_link, absorb_next and drop_block are always inlined: as four nested
+  // calls they cost the pool about 20 instructions per free in the host model of the n = 1,000
+  // rows, each call saving and restoring registers (docs/benchmarks.md, thirty-eighth step).
+  [[gnu::always_inline]] void coalesce_and_link(index_t idx) noexcept;
   // Merges the (unlinked) next neighbour into idx and frees its descriptor.
-  void absorb_next(index_t idx) noexcept;
+  [[gnu::always_inline]] void absorb_next(index_t idx) noexcept;
   // Adds / removes free block idx to / from its tag's size-class index.
   // link_free always inlined: with address_map's two erase modes inlined beside it,
   // coalesce_and_link grew past GCC's limit and called it, about 10 more instructions per large
@@ -577,7 +603,7 @@ class tlsf_free_list {
   // A descriptor for [base, base + size), free or not, registered in the address map if keyed;
   // strong guarantee.
   index_t new_block(std::uintptr_t base, std::size_t size, bool free);
-  void drop_block(index_t idx) noexcept;
+  [[gnu::always_inline]] void drop_block(index_t idx) noexcept;
   // Makes sure that a spare descriptor exists, so that the next new_block allocates none.
   void reserve_block();
   // Whether a block that is (or becomes) free / allocated has a key in the address map: every
