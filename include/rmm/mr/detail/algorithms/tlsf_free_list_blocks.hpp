@@ -107,17 +107,44 @@ inline void tlsf_free_list::absorb_next(index_t idx) noexcept {
   free_index& x      = index_[b.tag];
   size_class const c = class_of_size(b.size);
   index_t& head      = x.heads[c.fl][c.sl];
-  b.prev_free        = nil;
-  b.next_free        = head;
-  if (head != nil) {
-    blocks_[head].prev_free = idx;
+  if (b.prev_phys == nil && b.next_phys == nil) {
+    link_whole_region(idx, head);
+  } else {
+    b.prev_free = nil;
+    b.next_free = head;
+    if (head != nil) {
+      blocks_[head].prev_free = idx;
+    }
+    head = idx;
   }
-  head = idx;
   x.sl_bitmap[c.fl] |= std::uint32_t{1} << c.sl;
   x.fl_bitmap |= std::uint64_t{1} << c.fl;
   ++x.num_free;
   x.free_bytes += b.size;
   ++num_free_blocks_;
+}
+
+// A whole free region goes after the partial blocks at the head of its class's list and among
+// the whole regions in address order, passing at most whole_region_walk entries (then it goes
+// there): tlsf_free_list.md, "Whole regions".
+void tlsf_free_list::link_whole_region(index_t idx, index_t& head) noexcept {
+  std::uintptr_t const base = blocks_[idx].base;
+  index_t prev              = nil;
+  index_t next              = head;
+  for (std::size_t passed = 0; next != nil && passed < whole_region_walk; ++passed) {
+    block const& n = blocks_[next];
+    if (n.prev_phys == nil && n.next_phys == nil && n.base > base) {
+      break;
+    }
+    prev = next;
+    next = n.next_free;
+  }
+  blocks_[idx].prev_free = prev;
+  blocks_[idx].next_free = next;
+  if (next != nil) {
+    blocks_[next].prev_free = idx;
+  }
+  (prev != nil ? blocks_[prev].next_free : head) = idx;
 }
 
 inline void tlsf_free_list::unlink_free(index_t idx) noexcept {
