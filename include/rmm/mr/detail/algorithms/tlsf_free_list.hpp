@@ -610,6 +610,10 @@ class tlsf_free_list {
   // A descriptor for [base, base + size), free or not, registered in the address map if keyed;
   // strong guarantee.
   index_t new_block(std::uintptr_t base, std::size_t size, bool free);
+  // The spare descriptor (there must be one: reserve_block) as [base, base + size), with no key.
+  [[gnu::always_inline]] index_t take_spare(std::uintptr_t base,
+                                            std::size_t size,
+                                            bool free) noexcept;
   [[gnu::always_inline]] void drop_block(index_t idx) noexcept;
   // Makes sure that a spare descriptor exists, so that the next new_block allocates none.
   void reserve_block();
