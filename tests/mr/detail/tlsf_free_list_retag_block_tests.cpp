@@ -16,6 +16,11 @@ namespace {
 using rmm::mr::detail::tlsf_free_list;
 constexpr std::uintptr_t base = 0x10000;
 
+// A list of 256-byte units under the given keying (retag_after must work under both).
+tlsf_free_list make_list(tlsf_free_list::keyed_blocks keyed) {
+  return tlsf_free_list{256, rmm::mr::detail::address_map::erase_mode::shift, keyed};
+}
+
 }  // namespace
 
 TEST_CASE("tlsf_free_list::retag_block moves one free block and merges it", "[detail]") {
@@ -54,9 +59,8 @@ TEST_CASE(
 
 TEST_CASE("tlsf_free_list::retag_after moves the rest of the block an allocation came from",
           "[detail]") {
-  auto const keyed =
-      GENERATE(tlsf_free_list::keyed_blocks::all, tlsf_free_list::keyed_blocks::allocated);
-  tlsf_free_list list{256, rmm::mr::detail::address_map::erase_mode::shift, keyed};
+  auto list = make_list(
+      GENERATE(tlsf_free_list::keyed_blocks::all, tlsf_free_list::keyed_blocks::allocated));
   list.insert_region(base, 64 * 256, 1);
   auto const a = list.allocate(8 * 256, 1);  // [0, 8): the rest [8, 64) stays free with tag 1
   REQUIRE(a == base);
@@ -73,9 +77,8 @@ TEST_CASE("tlsf_free_list::retag_after moves the rest of the block an allocation
 
 TEST_CASE("tlsf_free_list::retag_after changes nothing unless a free block of the tag follows",
           "[detail]") {
-  auto const keyed =
-      GENERATE(tlsf_free_list::keyed_blocks::all, tlsf_free_list::keyed_blocks::allocated);
-  tlsf_free_list list{256, rmm::mr::detail::address_map::erase_mode::shift, keyed};
+  auto list = make_list(
+      GENERATE(tlsf_free_list::keyed_blocks::all, tlsf_free_list::keyed_blocks::allocated));
   list.insert_region(base, 16 * 256, 1);
   auto const a = list.allocate(4 * 256, 1);
   auto const b = list.allocate(4 * 256, 1);

@@ -601,12 +601,12 @@ class tlsf_free_list {
   // unlink_free always inlined too: a call on every allocation and merge, 8 instructions per
   // operation of the pool's n = 1,000 rows in the host model (thirty-eighth step).
   [[gnu::always_inline]] void link_free(index_t idx) noexcept;
+  [[gnu::always_inline]] void unlink_free(index_t idx) noexcept;
   // link_free of a block that is a whole region: ordered, out of line (rare). `inline` here, not
   // at the definition (GCC warns when a later declaration adds an attribute or `inline`).
   [[gnu::noinline]] inline void link_whole_region(index_t idx, index_t& head) noexcept;
   // At most this many list entries are passed to place a whole region in address order.
   static constexpr std::size_t whole_region_walk = 16;
-  [[gnu::always_inline]] void unlink_free(index_t idx) noexcept;
   // A descriptor for [base, base + size), free or not, registered in the address map if keyed;
   // strong guarantee.
   index_t new_block(std::uintptr_t base, std::size_t size, bool free);
