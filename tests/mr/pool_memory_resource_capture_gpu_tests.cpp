@@ -2,6 +2,7 @@
 // device synchronisations are refused then, and a refused synchronisation must not make blocks
 // that work may still use look idle (stream_ordered_core.md, "A synchronisation can fail").
 #include "../utilities/device_kernels.hpp"
+#include "../utilities/graph_capture.hpp"
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
@@ -15,59 +16,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <future>
-#include <thread>
 
 namespace {
 
 using rmm::mr::cuda_memory_resource;
 using rmm::mr::pool_memory_resource;
+using rmm::test::capture_on_other_thread;
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * KiB;
-
-// While it lives, another thread captures its own stream in global mode (the default mode), which
-// forbids this thread's potentially unsafe calls such as cudaDeviceSynchronize.
-class capture_on_other_thread {
- public:
-  capture_on_other_thread() : go_seen_{go_.get_future()}, thread_{[this] { run(); }} {
-    begin_status_ = began_.get_future().get();
-  }
-  capture_on_other_thread(capture_on_other_thread const&)            = delete;
-  capture_on_other_thread& operator=(capture_on_other_thread const&) = delete;
-  ~capture_on_other_thread() {
-    go_.set_value();
-    thread_.join();
-  }
-  [[nodiscard]] cudaError_t begin_status() const noexcept { return begin_status_; }
-
- private:
-  void run() {
-    cudaStream_t stream{};
-    cudaError_t status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    if (status == cudaSuccess) {
-      status = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
-    }
-    began_.set_value(status);
-    go_seen_.wait();
-    if (status == cudaSuccess) {
-      cudaGraph_t graph{};
-      // Reports the capture invalidated by the other thread's refused call; either way it ends.
-      if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph != nullptr) {
-        cudaGraphDestroy(graph);
-      }
-      cudaGetLastError();
-    }
-    if (stream != nullptr) {
-      cudaStreamDestroy(stream);
-    }
-  }
-
-  std::promise<cudaError_t> began_;
-  std::promise<void> go_;
-  std::future<void> go_seen_;  // taken before the thread starts: no call races with set_value
-  cudaError_t begin_status_{cudaSuccess};
-  std::thread thread_;  // last: started once the promises exist
-};
 
 }  // namespace
 
