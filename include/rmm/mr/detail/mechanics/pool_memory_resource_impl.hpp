@@ -79,16 +79,16 @@ class pool_memory_resource_impl : private device_binding,
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment) {
     expect_bound_device(name, "allocate", stream.get());
     rmm::detail::expect_supported_alignment(alignment, CUDA_ALLOCATION_ALIGNMENT, name);
-    if (bytes == 0) {
-      return nullptr;
-    }
-    if (bytes > max_request) {
+    if (bytes - 1 >= max_request) {  // one test for both: 0 wraps around to the largest
+      if (bytes == 0) {
+        return nullptr;
+      }
       throw_too_large(stream, bytes);
     }
     std::size_t const rounded = align_up(bytes, CUDA_ALLOCATION_ALIGNMENT);
     if (!children_.sharded()) {
       void* p = root_.allocate_rounded(stream, bytes, rounded);
-      if (children_.limit() > 0 && root_.contentions() >= shard_after) {
+      if (root_.contentions() >= shard_threshold_) {
         enable_sharding();
       }
       return p;
@@ -254,6 +254,9 @@ class pool_memory_resource_impl : private device_binding,
 
   pool_shard mutable root_;
   shard_router<pool_shard> children_;  // destroyed first: the children give their pieces back
+  // The root's contentions that make the pool shard; never reached where it may not shard.
+  std::uint32_t const shard_threshold_{
+      children_.limit() > 0 ? shard_after : std::numeric_limits<std::uint32_t>::max()};
 };
 
 }  // namespace rmm::mr::detail

@@ -92,7 +92,7 @@ class stream_ordered_core {
   // Allocates `rounded` bytes usable on `stream`; `requested` is the caller's size for messages.
   void* allocate_on(cuda::stream_ref stream, std::size_t requested, std::size_t rounded) {
     stream_key const key = stream_key::of(stream);
-    if (batching_.load(std::memory_order_acquire) && rounded <= batch_max_block) {
+    if (rounded - 1 < batch_limit_.load(std::memory_order_acquire)) {  // batching, small block
       if (auto p = from_own_batch(key, rounded)) {
         return *p;
       }
@@ -148,13 +148,30 @@ class stream_ordered_core {
   // Returns a block freed on `stream`. Never throws: misuse is logged by the derived class.
   void deallocate_on(cuda::stream_ref stream, void* ptr, std::size_t rounded) noexcept {
     stream_key const key = stream_key::of(stream);
-    if (batching_.load(std::memory_order_acquire) && rounded <= batch_max_block) {
+    if (rounded - 1 < batch_limit_.load(std::memory_order_acquire)) {  // batching, small block
       if (slot* s = cached_slot(key);
           s != nullptr && free_contended(*s, key, ptr, rounded, stream)) {
         return;
       }
     }
     std::lock_guard<spin_mutex> lock(mtx_);
+    tag_t tag = last_;
+    if (slots_[tag]->key == key) {  // the stream used last, as in slot_of
+      remember_if_batching(key);
+    } else {
+      tag = tag_for_free(key);
+    }
+    derived().free_block(ptr, rounded, tag);
+    derived().after_free(tag, stream);
+    if (tag != 0) {
+      cover_after_free(tag, key);
+    }
+  }
+
+  // The tag that a block freed on `key` goes to when `key` is not the stream used last (shared
+  // lock held); 0 if no slot could be made (out of host memory or events), after making the
+  // block safe for anyone. Out of line, so that the hit path above stays small.
+  [[gnu::noinline]] tag_t tag_for_free(stream_key const& key) noexcept {
     tag_t tag = 0;
     try {
       tag = slot_of(key);
@@ -162,14 +179,9 @@ class stream_ordered_core {
       tag = 0;
     }
     if (tag == 0) {
-      // No slot could be made (out of host memory or events): make the block safe for anyone.
       cudaStreamSynchronize(key.handle);
     }
-    derived().free_block(ptr, rounded, tag);
-    derived().after_free(tag, stream);
-    if (tag != 0) {
-      cover_after_free(tag, key);
-    }
+    return tag;
   }
 
   // Waits for all work and returns every batched block (to memory owned by no stream), so that
@@ -369,13 +381,20 @@ class stream_ordered_core {
   // written only then: remembering on every call cost about 25 instructions per operation of a
   // one-stream resource. Once batching starts, the next visit here fills it.
   tag_t slot_of(stream_key const& key) {
-    if (last_ < slots_.size() && slots_[last_]->key == key) {
-      if (batching_.load(std::memory_order_relaxed)) {  // written under the shared lock, held
-        remember(key, slots_[last_].get());
-      }
-      return last_;
+    // No bounds check: slots are never removed (new_slot drops only the one it has just added,
+    // before last_ names it). Slot 0's key (and a vacant slot's) is stream_key{}, which no
+    // stream's key equals (stream_key::of never gives a null handle), so a hit is never tag 0.
+    if (tag_t const tag = last_; slots_[tag]->key == key) {
+      remember_if_batching(key);
+      return tag;
     }
     return find_or_make_slot(key);
+  }
+
+  void remember_if_batching(stream_key const& key) noexcept {
+    if (batching()) {  // written under the shared lock, held
+      remember(key, slots_[last_].get());
+    }
   }
 
   // slot_of() when the last slot used is not `key`'s: out of line, so that the hit above inlines.
@@ -398,7 +417,7 @@ class stream_ordered_core {
     remember(key, slots_[t].get());
     if (slots_.size() > 2) {
       // Release: a thread that sees batching on also sees every slot's event (made above).
-      batching_.store(true, std::memory_order_release);
+      batch_limit_.store(batch_max_block, std::memory_order_release);
     }
     return t;
   }
@@ -556,7 +575,12 @@ class stream_ordered_core {
   std::vector<std::unique_ptr<slot>> slots_{first_slot()};
   tag_t last_{0};
   std::uint64_t const id_{next_resource_uid()};
-  std::atomic<bool> batching_{false};  // two or more streams seen: frees may be batched
+  // Two or more streams seen: frees of blocks of up to this many bytes may be batched (0 until
+  // then). One size, not a flag and the bound, so that the hot paths test once.
+  std::atomic<std::size_t> batch_limit_{0};
+  [[nodiscard]] bool batching() const noexcept {
+    return batch_limit_.load(std::memory_order_relaxed) != 0;
+  }
   finished_threads finished_;  // per-thread streams of exited threads, whose slots to vacate
 };
 

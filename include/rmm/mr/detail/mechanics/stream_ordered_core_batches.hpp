@@ -31,7 +31,7 @@ inline void stream_ordered_core<Derived>::maybe_prefetch(stream_key const& key,
                                                          std::size_t size,
                                                          tag_t tag) noexcept {
   if constexpr (Derived::prefetch_blocks > 0) {
-    if (batching_.load(std::memory_order_relaxed)) {
+    if (batching()) {
       prefetch(key, size, tag);
     }
   }
