@@ -9,7 +9,8 @@
  *
  * Split by concern: size-class arithmetic in tlsf_size_classes.hpp; region lifecycle (insert,
  * extend, shrink, take) in tlsf_free_list_regions.hpp; argument and invariant checks in
- * tlsf_free_list_checks.hpp. The last two define members out of line; included at the end.
+ * tlsf_free_list_checks.hpp; moving free blocks between tags and the largest free block in
+ * tlsf_free_list_tags.hpp. The last three define members out of line; included at the end.
  */
 #pragma once
 
@@ -204,13 +205,7 @@ class tlsf_free_list {
    * @throws std::bad_alloc only when @p to is new and its index cannot be created (then
    * unchanged).
    */
-  std::size_t retag_after(std::uintptr_t ptr, tag_t from, tag_t to) {
-    index_t const idx = by_address_.find(ptr);
-    if (idx == address_map::npos || blocks_[idx].free) {
-      return 0;
-    }
-    return retag_index(blocks_[idx].next_phys, from, to);
-  }
+  std::size_t retag_after(std::uintptr_t ptr, tag_t from, tag_t to);
 
   /**
    * @brief Gives every free block of tag @p from to tag @p to, merging it with free neighbours
@@ -218,37 +213,7 @@ class tlsf_free_list {
    * @return The number of bytes moved.
    * @throws std::bad_alloc if bookkeeping cannot grow; the list is then unchanged.
    */
-  std::size_t retag(tag_t from, tag_t to) {
-    ensure_tag(std::max(from, to));
-    if (from == to || index_[from].num_free == 0) {
-      return 0;
-    }
-    std::vector<index_t> moved;
-    moved.reserve(index_[from].num_free);
-    free_index const& src = index_[from];
-    for (std::uint64_t fl_map = src.fl_bitmap; fl_map != 0; fl_map &= fl_map - 1) {
-      std::size_t const fl = sc::lowest_bit(fl_map);
-      for (std::uint32_t sl_map = src.sl_bitmap[fl]; sl_map != 0; sl_map &= sl_map - 1) {
-        std::size_t const sl = sc::lowest_bit(sl_map);
-        for (index_t i = src.heads[fl][sl]; i != nil; i = blocks_[i].next_free) {
-          moved.push_back(i);
-        }
-      }
-    }
-    std::size_t const bytes = index_[from].free_bytes;
-    for (index_t const i : moved) {
-      unlink_free(i);
-      blocks_[i].tag = to;
-      link_free(i);
-    }
-    for (index_t const i : moved) {
-      if (blocks_[i].free && blocks_[i].tag == to && blocks_[i].size != 0) {
-        unlink_free(i);
-        coalesce_and_link(i);
-      }
-    }
-    return bytes;
-  }
+  std::size_t retag(tag_t from, tag_t to);
 
   /// @brief The granularity given at construction.
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
@@ -277,13 +242,7 @@ class tlsf_free_list {
    * @brief Size of the largest free block of any tag, exactly; 0 if there is none.
    * O(number of tags) times the cost of `largest_free_block(tag)`.
    */
-  [[nodiscard]] std::size_t largest_free_block() const noexcept {
-    std::size_t best = 0;
-    for (std::size_t t = 0; t < index_.size(); ++t) {
-      best = std::max(best, largest_free_block(static_cast<tag_t>(t)));
-    }
-    return best;
-  }
+  [[nodiscard]] std::size_t largest_free_block() const noexcept;
 
   /**
    * @brief Size of the largest free block of @p tag, exactly; 0 if there is none.
@@ -291,23 +250,7 @@ class tlsf_free_list {
    * O(1) to find the highest non-empty size class, then a scan of that one class's list when
    * the class spans more than one granule (its blocks differ in size). See the design note.
    */
-  [[nodiscard]] std::size_t largest_free_block(tag_t tag) const noexcept {
-    if (tag >= index_.size() || index_[tag].fl_bitmap == 0) {
-      return 0;
-    }
-    free_index const& x  = index_[tag];
-    std::size_t const fl = sc::log2_floor(x.fl_bitmap);
-    size_class const c{fl, sc::log2_floor(x.sl_bitmap[fl])};
-    std::size_t const lower = sc::class_lower_units(c) << shift_;
-    std::size_t const upper = lower + ((sc::class_width_units(c) - 1) << shift_);
-    std::size_t best        = 0;
-    for (index_t i = x.heads[c.fl][c.sl]; i != nil && best != upper; i = blocks_[i].next_free) {
-      if (blocks_[i].size > best) {
-        best = blocks_[i].size;
-      }
-    }
-    return best;
-  }
+  [[nodiscard]] std::size_t largest_free_block(tag_t tag) const noexcept;
 
   /**
    * @brief True if region @p id has no allocated block (its free blocks may still carry
@@ -570,18 +513,7 @@ class tlsf_free_list {
     return base;
   }
   // retag_block and retag_after once the block is found (nil or address_map::npos: none).
-  std::size_t retag_index(index_t idx, tag_t from, tag_t to) {
-    static_assert(nil == address_map::npos, "one value for no block");
-    if (idx == nil || !blocks_[idx].free || blocks_[idx].tag != from || from == to) {
-      return 0;
-    }
-    ensure_tag(to);
-    std::size_t const size = blocks_[idx].size;
-    unlink_free(idx);
-    blocks_[idx].tag = to;
-    coalesce_and_link(idx);
-    return size;
-  }
+  std::size_t retag_index(index_t idx, tag_t from, tag_t to);
   // Turns the allocated block idx, whose key is in the address map's slot `slot`, into a free
   // block of `tag` (whose index exists), unmarked, and merges it with its free same-tag
   // neighbours: deallocate and deallocate_marked after lookup.
@@ -689,3 +621,4 @@ class tlsf_free_list {
 #include <rmm/mr/detail/algorithms/tlsf_free_list_blocks.hpp>
 #include <rmm/mr/detail/algorithms/tlsf_free_list_checks.hpp>
 #include <rmm/mr/detail/algorithms/tlsf_free_list_regions.hpp>
+#include <rmm/mr/detail/algorithms/tlsf_free_list_tags.hpp>
