@@ -256,9 +256,12 @@ fi
 
 # RMM itself: the same three programs built against RMM's headers and librmm.so, in their own
 # processes, with RMM's libraries first on the search path (ours is in $stage/lib too).
+# The replay (seconds) and the multi-thread rows first, the single-thread grid last: RMM's
+# grid takes minutes (its arena over 20 s a run at n = 100,000), and when it went first the
+# budget twice ran out before RMM's multi-thread arena and binning rows (2026-12-07).
 peer_rmm=$stage/rmm_peer
 if want rmm && [ -d "$peer_rmm/bin" ]; then
-  for name in $random_bin $mt_bin $replay_bin; do
+  for name in $replay_bin $mt_bin $random_bin; do
     exe=$peer_rmm/bin/rmm_peer_${name#rmm_}
     [ -x "$exe" ] || continue
     case $name in
