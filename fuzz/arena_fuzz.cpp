@@ -261,19 +261,11 @@ class driver {
     std::size_t in_arenas = 0;
     std::size_t allocated = 0;
     for (std::size_t a = 0; a < arenas_.size(); ++a) {
-      std::size_t held = 0;
-      for (auto const& [b, s] : held_[a]) {
-        held += s;
-      }
-      FUZZ_CHECK(arenas_[a].held_bytes() == held);
+      FUZZ_CHECK(arenas_[a].held_bytes() == rmm::test::sum_of_sizes(held_[a]));
       in_arenas += arenas_[a].free_bytes();
       allocated += arenas_[a].allocated_bytes();
     }
-    std::size_t live  = 0;
-    std::size_t large = 0;
-    for (auto const& [p, blk] : live_) {
-      (blk.large ? large : live) += blk.size;
-    }
+    auto const [live, large] = rmm::test::live_bytes(live_);
     FUZZ_CHECK(allocated == live);
     FUZZ_CHECK(g_.large_bytes() == large);
     FUZZ_CHECK(g_.free_bytes() + in_arenas + live + large == size_);

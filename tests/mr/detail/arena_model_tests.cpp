@@ -298,20 +298,12 @@ class simulation {
     std::size_t allocated = 0;
     for (std::size_t a = 0; a < arenas_.size(); ++a) {
       arenas_[a].validate();
-      std::size_t held = 0;
-      for (auto const& [b, s] : held_[a]) {
-        held += s;
-      }
-      REQUIRE(arenas_[a].held_bytes() == held);
+      REQUIRE(arenas_[a].held_bytes() == rmm::test::sum_of_sizes(held_[a]));
       REQUIRE(arenas_[a].num_superblocks() == held_[a].size());
       in_arenas += arenas_[a].free_bytes();
       allocated += arenas_[a].allocated_bytes();
     }
-    std::size_t live  = 0;
-    std::size_t large = 0;
-    for (auto const& [p, blk] : live_) {
-      (blk.large ? large : live) += blk.size;
-    }
+    auto const [live, large] = rmm::test::live_bytes(live_);
     REQUIRE(allocated == live);
     // Every byte of the arena: free in the global arena, free in a stream arena, or live.
     REQUIRE(g_.free_bytes() + in_arenas + live + large == size_);

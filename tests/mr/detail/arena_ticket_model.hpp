@@ -1,6 +1,6 @@
 // Reference model of the global arena's tickets, shared by the property tests
-// (arena_tests.cpp) and the fuzz target (fuzz/arena_fuzz.cpp): which releases a grant must wait
-// for.
+// (arena_model_tests.cpp) and the fuzz target (fuzz/arena_fuzz.cpp): which releases a grant must
+// wait for; and the byte sums both check the arenas against.
 #pragma once
 
 #include <rmm/mr/detail/algorithms/arena.hpp>
@@ -79,6 +79,29 @@ inline untracked_take take_untracked(rmm::mr::detail::arena::global_arena& g,
   bool const own       = std::all_of(
       dropped.begin(), dropped.end(), [](arena_ticket_model::ticket t) { return t == 1; });
   return {base, none_kept && own};
+}
+
+/// Sum of the sizes in a map from base address to size (the superblocks a model says an arena
+/// holds).
+template <class Map>
+std::size_t sum_of_sizes(Map const& ranges) {
+  std::size_t bytes = 0;
+  for (auto const& [base, size] : ranges) {
+    bytes += size;
+  }
+  return bytes;
+}
+
+/// The bytes of a model's live blocks (values with `size` and `large`): small blocks (carved
+/// from stream arenas) first, large ones (taken exactly from the global arena) second.
+template <class Map>
+std::pair<std::size_t, std::size_t> live_bytes(Map const& live) {
+  std::size_t small = 0;
+  std::size_t large = 0;
+  for (auto const& [base, blk] : live) {
+    (blk.large ? large : small) += blk.size;
+  }
+  return {small, large};
 }
 
 }  // namespace rmm::test
