@@ -12,6 +12,7 @@
 //   (see workload_seeds)
 //   See benchmarks/README.md for the timing method and the other variables.
 #include "bench_common.hpp"
+#include "stack_shift.hpp"
 #include "workload_seeds.hpp"
 
 #include <rmm/mr/cuda_async_memory_resource.hpp>
@@ -79,7 +80,9 @@ void bm_random(benchmark::State& state,
         rb::check_run_time(run_once());
       }
     }
-    auto const m    = rb::measure(state, fx.runs_per_rep, fresh, warm_up, failures, run_once);
+    auto const m    = rb::with_stack_shift(rb::stack_shift_bytes(), [&] {  // see stack_shift.hpp
+      return rb::measure(state, fx.runs_per_rep, fresh, warm_up, failures, run_once);
+    });
     auto const runs = static_cast<double>(std::max<std::size_t>(1, m.runs));
     state.counters["ns_per_op"] = m.seconds * 1e9 / (2.0 * static_cast<double>(params.num) * runs);
     state.counters["failed_allocs"] = static_cast<double>(failures) / runs;
