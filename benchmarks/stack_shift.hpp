@@ -13,23 +13,19 @@
  */
 #pragma once
 
+#include "bench_env.hpp"
+
 #include <alloca.h>
 
-#include <algorithm>
 #include <cstddef>
-#include <cstdlib>
-#include <utility>
 
 namespace rmm::bench {
 
 /// @brief RMM_BENCH_STACK_SHIFT in bytes, clamped to [0, 65536] and rounded down to a multiple
 /// of 16 (the stack's alignment); 0 (the default) leaves the benchmarks as they were. Read once.
 inline std::size_t stack_shift_bytes() {
-  static std::size_t const bytes = [] {
-    char const* value = std::getenv("RMM_BENCH_STACK_SHIFT");
-    long long const v = value != nullptr ? std::atoll(value) : 0;
-    return static_cast<std::size_t>(std::clamp(v, 0LL, 65536LL)) / 16 * 16;
-  }();
+  static std::size_t const bytes =
+      static_cast<std::size_t>(env_clamped("RMM_BENCH_STACK_SHIFT", 0, 0, 65536)) / 16 * 16;
   return bytes;
 }
 

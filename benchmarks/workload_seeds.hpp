@@ -13,21 +13,17 @@
 #pragma once
 
 #include "bench_common.hpp"  // workload_params
+#include "bench_env.hpp"
 
-#include <algorithm>
 #include <cstddef>
-#include <cstdlib>
 
 namespace rmm::bench {
 
 /// @brief Seeds to cycle through: RMM_BENCH_SEEDS clamped to [1, 10^6] (default 1: one workload
 /// repeated, comparable with earlier runs and with the peers' scripts). Read once.
 inline std::size_t workload_seeds() {
-  static std::size_t const seeds = [] {
-    char const* value = std::getenv("RMM_BENCH_SEEDS");
-    long long const v = value != nullptr ? std::atoll(value) : 1;
-    return static_cast<std::size_t>(std::clamp(v, 1LL, 1000000LL));
-  }();
+  static std::size_t const seeds =
+      static_cast<std::size_t>(env_clamped("RMM_BENCH_SEEDS", 1, 1, 1000000));
   return seeds;
 }
 
