@@ -9,7 +9,7 @@
 #    bytes in steps of STEP): if the speed follows the shift, the stack's offset decides it
 #    (benchmarks/stack_shift.hpp says why that can matter on Intel cores).
 # Binaries: build-ab8/ra_snew (d18df46's headers) and ra_sold (37d4a84's), built as in this
-# folder's README with the harness of 55683f0's successor (the one with RMM_BENCH_STACK_SHIFT).
+# folder's README with dc5c429's harness (the first with RMM_BENCH_STACK_SHIFT).
 # carry ["build-ab8", ".gpu-pack"]; prints one line per process and row:
 #   part mode-or-shift variant row median_ns
 set -u

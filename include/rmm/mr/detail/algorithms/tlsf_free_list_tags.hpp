@@ -1,7 +1,8 @@
 /**
  * @file tlsf_free_list_tags.hpp
  * @brief Tags of tlsf_free_list, defined out of line: moving free blocks from one tag to another
- * (`retag_block`, `retag_after`, `retag`) and the exact largest free block, of one tag or of all.
+ * (`retag_after`, `retag` and `retag_index`, which `retag_block` calls from the class) and the
+ * exact largest free block, of one tag or of all.
  * Included at the end of tlsf_free_list.hpp (where the members are declared and documented);
  * including it alone includes that header.
  */
