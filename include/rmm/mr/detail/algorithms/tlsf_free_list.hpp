@@ -370,26 +370,14 @@ class tlsf_free_list {
    * meant for logging, dumps and tests. @p f must not modify this list.
    */
   template <typename F>
-  void for_each_block(F&& f) const {
-    for (auto const& [base, rid] : region_map_) {
-      for (index_t i = regions_[rid].first_block; i != nil; i = blocks_[i].next_phys) {
-        block const& b = blocks_[i];
-        f(b.base, b.size, b.free, rid, b.tag);
-      }
-    }
-  }
+  void for_each_block(F&& f) const;
 
   /**
    * @brief Calls `f(id, base, size, fully_free)` for every region in increasing address order.
    * @p f must not modify this list.
    */
   template <typename F>
-  void for_each_region(F&& f) const {
-    for (auto const& [base, rid] : region_map_) {
-      region const& r = regions_[rid];
-      f(rid, r.base, r.size, r.allocated_blocks == 0);
-    }
-  }
+  void for_each_region(F&& f) const;
 
   /**
    * @brief Checks every invariant (O(number of blocks + number of descriptors)); for tests.
@@ -557,11 +545,7 @@ class tlsf_free_list {
   [[nodiscard]] index_t find_block(std::uintptr_t ptr) const noexcept;
   [[nodiscard]] index_t walk_to_block(std::uintptr_t ptr) const noexcept;
 
-  void ensure_tag(tag_t tag) {
-    if (tag >= index_.size()) {
-      index_.resize(std::size_t{tag} + 1);
-    }
-  }
+  void ensure_tag(tag_t tag);  // makes index_[tag] exist (tlsf_free_list_tags.hpp)
   // The descriptor of the marked allocated block that starts at ptr, or npos (marked_size, unmark).
   [[nodiscard]] index_t marked_index(std::uintptr_t ptr) const noexcept {
     index_t const idx = by_address_.find(ptr);

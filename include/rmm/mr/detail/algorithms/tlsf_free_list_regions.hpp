@@ -1,7 +1,8 @@
 /**
  * @file tlsf_free_list_regions.hpp
  * @brief The region lifecycle of tlsf_free_list, defined out of line: inserting a region,
- * growing and trimming its end in place, and taking fully free regions back. Included at the end
+ * growing and trimming its end in place, taking fully free regions back, and the walks over
+ * regions and their blocks (for_each_region, for_each_block). Included at the end
  * of tlsf_free_list.hpp (where the members are declared and documented); including it alone
  * includes that header.
  */
@@ -245,6 +246,24 @@ inline void tlsf_free_list::remove_free_region(region_id rid) noexcept {
   release_region(rid);
   free_bytes_ -= r.size;
   total_bytes_ -= r.size;
+}
+
+template <typename F>
+void tlsf_free_list::for_each_block(F&& f) const {
+  for (auto const& [base, rid] : region_map_) {
+    for (index_t i = regions_[rid].first_block; i != nil; i = blocks_[i].next_phys) {
+      block const& b = blocks_[i];
+      f(b.base, b.size, b.free, rid, b.tag);
+    }
+  }
+}
+
+template <typename F>
+void tlsf_free_list::for_each_region(F&& f) const {
+  for (auto const& [base, rid] : region_map_) {
+    region const& r = regions_[rid];
+    f(rid, r.base, r.size, r.allocated_blocks == 0);
+  }
 }
 
 }  // namespace rmm::mr::detail

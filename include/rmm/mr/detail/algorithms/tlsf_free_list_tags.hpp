@@ -1,8 +1,9 @@
 /**
  * @file tlsf_free_list_tags.hpp
- * @brief Tags of tlsf_free_list, defined out of line: moving free blocks from one tag to another
- * (`retag_after`, `retag` and `retag_index`, which `retag_block` calls from the class) and the
- * exact largest free block, of one tag or of all.
+ * @brief Tags of tlsf_free_list, defined out of line: a tag's index made on first use
+ * (`ensure_tag`), moving free blocks from one tag to another (`retag_after`, `retag` and
+ * `retag_index`, which `retag_block` calls from the class) and the exact largest free block, of
+ * one tag or of all.
  * Included at the end of tlsf_free_list.hpp (where the members are declared and documented);
  * including it alone includes that header.
  */
@@ -16,6 +17,12 @@
 #include <vector>
 
 namespace rmm::mr::detail {
+
+inline void tlsf_free_list::ensure_tag(tag_t tag) {
+  if (tag >= index_.size()) {
+    index_.resize(std::size_t{tag} + 1);
+  }
+}
 
 inline std::size_t tlsf_free_list::retag_after(std::uintptr_t ptr, tag_t from, tag_t to) {
   index_t const idx = by_address_.find(ptr);
