@@ -191,22 +191,6 @@ class random_run {
     next_base_ = std::max(next_base_, end + bytes);
   }
 
-  // Why shrink_region(id, new_size) must be refused (a fragment of the message), or "" if valid.
-  std::string shrink_refusal(std::size_t id, std::size_t new_size) const {
-    auto const [base, size]    = model_.regions().at(id);
-    auto const [lb, ls, lf, t] = model_.last_of(id);
-    if (new_size == 0 || new_size >= size) {
-      return "must be non-zero and below the size";
-    }
-    if (new_size % g_ != 0) {
-      return "not a multiple of " + std::to_string(g_);
-    }
-    if (!lf) {
-      return "is allocated";
-    }
-    return base + new_size < lb ? "the cut lies below its free last block" : "";
-  }
-
   // Trims a region: mostly valid cuts (at the start of the free last block, or inside it), and
   // each kind of refused cut.
   void shrink_region() {
@@ -225,7 +209,7 @@ class random_run {
     } else {
       new_size = g_ > 1 ? g_ * pick(size / g_) + g_ / 2 : size + 1;
     }
-    std::string const refusal = shrink_refusal(id, new_size);
+    std::string const refusal = model_.shrink_region_refusal(id, new_size, g_);
     if (!refusal.empty()) {
       require_invalid_argument([&] { list_.shrink_region(id, new_size); },
                                {std::to_string(id), std::to_string(new_size), refusal});

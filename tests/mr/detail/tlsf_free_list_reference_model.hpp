@@ -1,9 +1,11 @@
-// The naive reference model of tlsf_free_list behind tlsf_free_list_model_tests.cpp.
+// The naive reference model of tlsf_free_list, shared by tlsf_free_list_model_tests.cpp and
+// fuzz/tlsf_free_list_fuzz.cpp.
 #pragma once
 
 #include "tlsf_free_list_test_helpers.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -19,9 +21,17 @@ namespace rmm::test::tlsf {
 // iteration. Slow but obviously right.
 class reference_model {
  public:
-  void insert_region(std::size_t id, std::uintptr_t base, std::size_t size) {
+  // Free bytes, free blocks and largest free block of one tag.
+  struct tag_stats {
+    std::size_t bytes;
+    std::size_t blocks;
+    std::size_t largest;
+  };
+
+  // Region id is [base, base + size), one free block of tag.
+  void insert_region(std::size_t id, std::uintptr_t base, std::size_t size, tag_t tag = 0) {
     regions_[id]  = {base, size};
-    blocks_[base] = {size, true, id, 0};
+    blocks_[base] = {size, true, id, tag};
   }
 
   [[nodiscard]] bool has_fit(std::size_t size, tag_t tag) const { return largest(tag) >= size; }
@@ -42,6 +52,21 @@ class reference_model {
       n += b.free && b.tag == tag ? b.size : 0;
     }
     return n;
+  }
+
+  // tag_stats of each tag below N, in one pass; every free block's tag must be below N.
+  template <std::size_t N>
+  [[nodiscard]] std::array<tag_stats, N> per_tag() const {
+    std::array<tag_stats, N> out{};
+    for (auto const& [base, b] : blocks_) {
+      if (b.free) {
+        tag_stats& s = out.at(b.tag);
+        s.bytes += b.size;
+        ++s.blocks;
+        s.largest = std::max(s.largest, b.size);
+      }
+    }
+    return out;
   }
 
   // Applies an allocation the structure made at ptr; false if ptr was not a fitting free block
@@ -206,6 +231,15 @@ class reference_model {
     merge_around(it);
   }
 
+  // The block that starts at ptr, if any.
+  [[nodiscard]] std::optional<block_view> block_at(std::uintptr_t ptr) const {
+    auto const it = blocks_.find(ptr);
+    if (it == blocks_.end()) {
+      return std::nullopt;
+    }
+    return view_of(*it);
+  }
+
   [[nodiscard]] bool is_allocated_block(std::uintptr_t ptr) const {
     auto const it = blocks_.find(ptr);
     return it != blocks_.end() && !it->second.free;
@@ -244,10 +278,17 @@ class reference_model {
 
   [[nodiscard]] std::vector<block_view> blocks() const {
     std::vector<block_view> out;
-    for (auto const& [base, b] : blocks_) {
-      out.emplace_back(base, b.size, b.free, b.free ? b.tag : 0);
+    for (auto const& entry : blocks_) {
+      out.push_back(view_of(entry));
     }
     return out;
+  }
+
+  [[nodiscard]] std::size_t num_blocks() const { return blocks_.size(); }
+
+  // The i-th block in address order (i below num_blocks()), without copying them all.
+  [[nodiscard]] block_view nth_block(std::size_t i) const {
+    return view_of(*std::next(blocks_.begin(), static_cast<std::ptrdiff_t>(i)));
   }
 
   [[nodiscard]] std::vector<range> free_blocks() const {
@@ -279,6 +320,38 @@ class reference_model {
       blocks_[r.first + r.second] = {bytes, true, id, tag};
     }
     r.second += bytes;
+  }
+
+  // Why extend_region(id, bytes, tag) must be refused (a fragment of its message), or "" if it is
+  // valid, with granularity g. (A growth that wraps around the address space is not modelled.)
+  [[nodiscard]] std::string extend_region_refusal(std::size_t id,
+                                                  std::size_t bytes,
+                                                  std::size_t g) const {
+    if (bytes == 0 || bytes % g != 0) {
+      return "not a non-zero multiple of " + std::to_string(g);
+    }
+    auto const [base, size] = regions_.at(id);
+    auto const next         = next_region_base(id);
+    return next && *next < base + size + bytes ? "overlaps the next region" : "";
+  }
+
+  // Why shrink_region(id, new_size) must be refused (a fragment of its message), or "" if it is
+  // valid, with granularity g.
+  [[nodiscard]] std::string shrink_region_refusal(std::size_t id,
+                                                  std::size_t new_size,
+                                                  std::size_t g) const {
+    auto const [base, size]    = regions_.at(id);
+    auto const [lb, ls, lf, t] = last_of(id);
+    if (new_size == 0 || new_size >= size) {
+      return "must be non-zero and below the size";
+    }
+    if (new_size % g != 0) {
+      return "not a multiple of " + std::to_string(g);
+    }
+    if (!lf) {
+      return "is allocated";
+    }
+    return base + new_size < lb ? "the cut lies below its free last block" : "";
   }
 
   // Cuts region id to new_size: its (free) last block is removed or shortened.
@@ -331,6 +404,13 @@ class reference_model {
     std::size_t region;
     tag_t tag;
   };
+
+  // As blocks() shows it: an allocated block's tag is meaningless, shown as 0.
+  template <typename P>
+  static block_view view_of(P const& entry) {
+    blk const& b = entry.second;
+    return {entry.first, b.size, b.free, b.free ? b.tag : tag_t{0}};
+  }
 
   template <typename P>
   static bool mergeable(P const& lo, P const& hi) {
