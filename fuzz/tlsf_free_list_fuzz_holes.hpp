@@ -123,12 +123,7 @@ class hole_ops : protected state {
     }
     list_.join_allocated(first, second);
     model_.join_allocated(first, second);
-    auto const gone         = live_at(second);
-    std::size_t const extra = gone->size;
-    *gone                   = live_.back();
-    live_.pop_back();
-    live& joined = *live_at(first);
-    joined.size += extra;
+    live const& joined = rmm::test::tlsf::join_live(live_, first, second);
     FUZZ_CHECK(list_.marked_size(first) == (joined.marked ? joined.size : 0));  // first's mark
   }
 

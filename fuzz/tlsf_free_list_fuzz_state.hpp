@@ -59,7 +59,7 @@ class state {
   }
 
   std::vector<live>::iterator live_at(std::uintptr_t p) {
-    return std::find_if(live_.begin(), live_.end(), [p](live const& l) { return l.ptr == p; });
+    return rmm::test::tlsf::find_live(live_, p);
   }
 
   // After every operation: validate(), every block, the totals, every region and every tag (the

@@ -373,9 +373,7 @@ class random_run {
     ++covered_.range_taken;
   }
 
-  std::vector<live>::iterator live_at(std::uintptr_t ptr) {
-    return std::find_if(live_.begin(), live_.end(), [ptr](live const& l) { return l.ptr == ptr; });
-  }
+  std::vector<live>::iterator live_at(std::uintptr_t ptr) { return find_live(live_, ptr); }
 
   // Joins two adjacent allocated blocks (the joined one replaces both among the live blocks), or
   // tries a pair that is not one: a block and itself, the wrong order, another live block, or
@@ -407,11 +405,7 @@ class random_run {
     }
     list_.join_allocated(first, second);
     model_.join_allocated(first, second);
-    auto const gone         = live_at(second);
-    std::size_t const extra = gone->size;
-    *gone                   = live_.back();
-    live_.pop_back();
-    live_at(first)->size += extra;
+    join_live(live_, first, second);
     ++covered_.joined;
   }
 
