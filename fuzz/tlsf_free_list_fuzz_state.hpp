@@ -9,7 +9,6 @@
 
 #include <rmm/mr/detail/algorithms/tlsf_free_list.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -56,10 +55,6 @@ class state {
     std::size_t const tags = list_.num_tags();
     expect_invalid(std::forward<F>(f));
     FUZZ_CHECK(list_.num_tags() == tags);
-  }
-
-  std::vector<live>::iterator live_at(std::uintptr_t p) {
-    return rmm::test::tlsf::find_live(live_, p);
   }
 
   // After every operation: validate(), every block, the totals, every region and every tag (the

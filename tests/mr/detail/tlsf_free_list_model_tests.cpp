@@ -373,8 +373,6 @@ class random_run {
     ++covered_.range_taken;
   }
 
-  std::vector<live>::iterator live_at(std::uintptr_t ptr) { return find_live(live_, ptr); }
-
   // Joins two adjacent allocated blocks (the joined one replaces both among the live blocks), or
   // tries a pair that is not one: a block and itself, the wrong order, another live block, or
   // the block right after it, which may be free or in another region.
@@ -394,7 +392,7 @@ class random_run {
     } else if (kind == 4) {
       second = first;
     } else if (kind == 5) {
-      second = first + live_at(first)->size;
+      second = first + find_live(live_, first)->size;
     }
     INFO("join_allocated(" << hex(first) << ", " << hex(second) << ")");
     if (!model_.joinable_allocated(first, second)) {
