@@ -1,0 +1,37 @@
+#!/bin/bash
+# Builds the A/B binaries of call_next.sh into build-ab8/ (git-ignored): random_allocations_bench
+# compiled with g++ -std=c++17 -O3 -DNDEBUG against each tree's headers (this checkout's
+# benchmarks/ harness for all), linked with the staged librmm, as in ../2026-12-07-aq/README.md:
+#   ra_snew   main's headers (d18df46's pool code; later commits moved it between files only)
+#   ra_sold   37d4a84's headers (the run of 2026-11-21), from a worktree at /tmp/old
+#   ra_snewj, ra_soldj  the same with -Wa,-mbranches-within-32B-boundaries (no jump crosses or
+#             ends on a 32-byte boundary: the layout the Skylake-family JCC-erratum microcode
+#             penalises is avoided; AMD and newer Intel cores do not care)
+# Run from the repository root after `RMM_GPU_BENCHMARKS=ON bash scripts/gpu_suite.sh stage`
+# (build-gpu/ must hold librmm). About 3 minutes on 2 cores.
+set -eu
+root=$(pwd)
+[ -e build-gpu/librmm.so.0.1.0 ] || { echo "stage first (build-gpu/librmm.so.0.1.0)" >&2; exit 1; }
+[ -d /tmp/old ] || git worktree add -f /tmp/old 37d4a84 >/dev/null
+CCCL=$(python3 -c "import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], 'include/cccl'))")
+lib=/usr/lib/x86_64-linux-gnu
+mkdir -p build-ab8/lib
+one() {  # one NAME TREE [extra flags]
+  local v=$1 tree=$2
+  shift 2
+  c++ -std=c++17 -DNDEBUG -I"$tree/include" -Ibuild-gpu/include -Ibenchmarks -isystem "$CCCL" \
+    -isystem /usr/local/cuda/include -O3 -g "$@" -c benchmarks/random_allocations_bench.cpp \
+    -o "/tmp/ra_$v.o"
+  c++ "/tmp/ra_$v.o" -o "build-ab8/ra_$v" build-gpu/librmm.so.0.1.0 "$lib/libbenchmark.so.1.7.1" \
+    /usr/local/cuda/lib64/libcudart.so -lpthread
+  strip "build-ab8/ra_$v"
+}
+jcc=-Wa,-mbranches-within-32B-boundaries
+one snew "$root"
+one sold /tmp/old
+one snewj "$root" $jcc
+one soldj /tmp/old $jcc
+for l in build-gpu/librmm.so.0 "$lib/libspdlog.so.1.10" "$lib/libfmt.so.9" "$lib/libbenchmark.so.1debian"; do
+  cp -L "$l" build-ab8/lib/
+done
+ls -l build-ab8
