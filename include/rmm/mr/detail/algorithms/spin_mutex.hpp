@@ -33,7 +33,7 @@ class spin_mutex {
   spin_mutex& operator=(spin_mutex const&) = delete;
 
   /// @brief Takes the lock, waiting as long as needed.
-  void lock() noexcept {
+  [[gnu::always_inline]] void lock() noexcept {
     if (!locked_.exchange(true, std::memory_order_acquire)) {
       return;
     }
@@ -82,6 +82,41 @@ class spin_mutex {
 
   std::atomic<bool> locked_{false};
   std::atomic<std::uint32_t> contentions_{0};  // only written when the lock was contended
+};
+
+/**
+ * @brief Holds a spin_mutex taken at construction until unlock(), destruction, or a move hands it
+ * on: std::unique_lock<spin_mutex> with only what the stream-ordered core needs. Its members are
+ * all inline. With std::unique_lock, GCC kept unlock() (which may throw std::system_error) out of
+ * line, so the pool's allocation hit path ran a call, two flag tests and 4 more instructions
+ * per operation to release the lock (docs/benchmarks.md, "Issue 12, forty-second step").
+ *
+ * Not thread-safe itself: one thread holds and releases it (the mutex it holds is what other
+ * threads contend on).
+ */
+class spin_lock {
+ public:
+  /// @brief Takes @p m (see spin_mutex::lock).
+  [[gnu::always_inline]] explicit spin_lock(spin_mutex& m) noexcept : m_{&m} { m.lock(); }
+  spin_lock(spin_lock const&)            = delete;
+  spin_lock& operator=(spin_lock const&) = delete;
+  spin_lock& operator=(spin_lock&&)      = delete;
+  /// @brief Takes over @p other's mutex; @p other then holds none.
+  spin_lock(spin_lock&& other) noexcept : m_{other.m_} { other.m_ = nullptr; }
+  ~spin_lock() {
+    if (m_ != nullptr) {
+      m_->unlock();
+    }
+  }
+
+  /// @brief Releases the mutex early. Precondition: this holds one.
+  void unlock() noexcept {
+    m_->unlock();
+    m_ = nullptr;
+  }
+
+ private:
+  spin_mutex* m_;
 };
 
 }  // namespace rmm::mr::detail

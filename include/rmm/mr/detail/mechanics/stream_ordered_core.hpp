@@ -97,7 +97,7 @@ class stream_ordered_core {
         return *p;
       }
     }
-    std::unique_lock<spin_mutex> lock(mtx_);
+    spin_lock lock(mtx_);
     tag_t const tag = slot_of(key);
     if (auto p = derived().try_allocate(rounded, tag)) {
       maybe_prefetch(key, rounded, tag);
@@ -110,7 +110,7 @@ class stream_ordered_core {
   // (`lock`) held: other streams, growth, the last resort, then the out-of-memory report. Kept
   // out of line so that the hit path above stays small (the report's optional alone cost about
   // 30 instructions per allocation when it lived there).
-  [[gnu::noinline]] void* allocate_slow(std::unique_lock<spin_mutex> lock,
+  [[gnu::noinline]] void* allocate_slow(spin_lock lock,
                                         cuda::stream_ref stream,
                                         stream_key const& key,
                                         std::size_t requested,
