@@ -2,20 +2,27 @@
 # Builds the A/B binaries of call_next.sh into build-ab8/ (git-ignored): random_allocations_bench
 # compiled with g++ -std=c++17 -O3 -DNDEBUG against each tree's headers (this checkout's
 # benchmarks/ harness for all), linked with the staged librmm, as in ../2026-12-07-aq/README.md:
-#   ra_snew   main's headers (d18df46's pool code; later commits moved it between files only)
-#   ra_sold   37d4a84's headers (the run of 2026-11-21), from a worktree at /tmp/old
-#   ra_snewj, ra_soldj  the same with -Wa,-mbranches-within-32B-boundaries (no jump crosses or
-#             ends on a 32-byte boundary: the layout the Skylake-family JCC-erratum microcode
-#             penalises is avoided; AMD and newer Intel cores do not care)
+#   ra_new    this checkout's headers (main: the core's allocation path holds a spin_lock)
+#   ra_d18    6a6e126's headers (d18df46's pool code, with std::unique_lock), worktree /tmp/d18
+#   ra_old    37d4a84's headers (the run of 2026-11-21), worktree /tmp/old
+# VARIANTS="..." builds a subset; JCC=1 adds ra_<v>j for each, built with
+# -Wa,-mbranches-within-32B-boundaries (session at's call 4: no effect on the Emerald Rapids host).
 # Run from the repository root after `RMM_GPU_BENCHMARKS=ON bash scripts/gpu_suite.sh stage`
-# (build-gpu/ must hold librmm). About 3 minutes on 2 cores.
+# (build-gpu/ must hold librmm). About 1 minute per binary on 2 cores.
 set -eu
 root=$(pwd)
 [ -e build-gpu/librmm.so.0.1.0 ] || { echo "stage first (build-gpu/librmm.so.0.1.0)" >&2; exit 1; }
-[ -d /tmp/old ] || git worktree add -f /tmp/old 37d4a84 >/dev/null
 CCCL=$(python3 -c "import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], 'include/cccl'))")
 lib=/usr/lib/x86_64-linux-gnu
 mkdir -p build-ab8/lib
+tree_of() {  # the header tree of a variant, with its worktree made if missing
+  case $1 in
+    new) echo "$root" ;;
+    d18) [ -d /tmp/d18 ] || git worktree add -f /tmp/d18 6a6e126 >/dev/null; echo /tmp/d18 ;;
+    old) [ -d /tmp/old ] || git worktree add -f /tmp/old 37d4a84 >/dev/null; echo /tmp/old ;;
+    *) echo "unknown variant $1" >&2; exit 1 ;;
+  esac
+}
 one() {  # one NAME TREE [extra flags]
   local v=$1 tree=$2
   shift 2
@@ -26,11 +33,11 @@ one() {  # one NAME TREE [extra flags]
     /usr/local/cuda/lib64/libcudart.so -lpthread
   strip "build-ab8/ra_$v"
 }
-jcc=-Wa,-mbranches-within-32B-boundaries
-one snew "$root"
-one sold /tmp/old
-one snewj "$root" $jcc
-one soldj /tmp/old $jcc
+for v in ${VARIANTS:-new d18 old}; do
+  t=$(tree_of "$v")
+  one "$v" "$t"
+  if [ -n "${JCC:-}" ]; then one "${v}j" "$t" -Wa,-mbranches-within-32B-boundaries; fi
+done
 for l in build-gpu/librmm.so.0 "$lib/libspdlog.so.1.10" "$lib/libfmt.so.9" "$lib/libbenchmark.so.1debian"; do
   cp -L "$l" build-ab8/lib/
 done
