@@ -84,7 +84,7 @@ inline std::optional<void*> stream_ordered_core<Derived>::from_own_batch(
 template <typename Derived>
 inline bool stream_ordered_core<Derived>::free_contended(
     slot& s, stream_key const& key, void* ptr, std::size_t size, cuda::stream_ref stream) noexcept {
-  std::unique_lock<spin_mutex> slot_lock(s.mtx);
+  spin_lock slot_lock(s.mtx);
   if (s.key != key) {
     return false;
   }
