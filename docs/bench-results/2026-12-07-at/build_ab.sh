@@ -5,6 +5,10 @@
 #   ra_new    this checkout's headers (main: the core's allocation path holds a spin_lock)
 #   ra_d18    6a6e126's headers (d18df46's pool code, with std::unique_lock), worktree /tmp/d18
 #   ra_old    37d4a84's headers (the run of 2026-11-21), worktree /tmp/old
+#   ra_g1     this checkout's HEAD with the pool's growth divisor 1 (doubling, as 37d4a84 grew:
+#             10 upstream regions at max 64 MiB instead of 42), worktree /tmp/au_g1 (session au)
+#   ra_trim   this checkout's HEAD with ../2026-12-07-au/trim.patch (check_size and stream_key's
+#             comparison as one branch each), worktree /tmp/au_trim (session au)
 # VARIANTS="..." builds a subset; JCC=1 adds ra_<v>j for each, built with
 # -Wa,-mbranches-within-32B-boundaries (session at's call 4: no effect on the Emerald Rapids host).
 # Run from the repository root after `RMM_GPU_BENCHMARKS=ON bash scripts/gpu_suite.sh stage`
@@ -20,6 +24,20 @@ tree_of() {  # the header tree of a variant, with its worktree made if missing
     new) echo "$root" ;;
     d18) [ -d /tmp/d18 ] || git worktree add -f /tmp/d18 6a6e126 >/dev/null; echo /tmp/d18 ;;
     old) [ -d /tmp/old ] || git worktree add -f /tmp/old 37d4a84 >/dev/null; echo /tmp/old ;;
+    g1)
+      if [ ! -d /tmp/au_g1 ]; then
+        git worktree add -f /tmp/au_g1 HEAD >/dev/null
+        sed -i 's/growth_divisor = 8;/growth_divisor = 1;/' \
+          /tmp/au_g1/include/rmm/mr/detail/mechanics/pool_shard.hpp
+        grep -q 'growth_divisor = 1;' /tmp/au_g1/include/rmm/mr/detail/mechanics/pool_shard.hpp
+      fi
+      echo /tmp/au_g1 ;;
+    trim)
+      if [ ! -d /tmp/au_trim ]; then
+        git worktree add -f /tmp/au_trim HEAD >/dev/null
+        git -C /tmp/au_trim apply "$root/docs/bench-results/2026-12-07-au/trim.patch"
+      fi
+      echo /tmp/au_trim ;;
     *) echo "unknown variant $1" >&2; exit 1 ;;
   esac
 }

@@ -18,6 +18,7 @@ PREFIX=ra VARIANTS="${VARIANTS:-new d18 old}" FILTER="${FILTER:-^random/(pool|nu
 echo "A/B done at $SECONDS s"
 python3 docs/bench-results/2026-12-07-ap/paired_ratios.py "$OUT/ab/ab.tgz" new/old d18/old new/d18
 rm -rf "$OUT/tmp"
+unset TMPDIR  # it named $OUT/tmp: compute-sanitizer and mktemp failed there (session au, call 1)
 [ -n "${SKIP_SUITE:-}" ] && exit 0
 rm -rf .gpu  # ab_binaries.sh put build-ab8's librmm into .gpu/lib: the suite unpacks afresh
 bash scripts/gpu_suite.sh unpack && OUT=$OUT RMM_GPU_SKIP_BENCH=1 bash scripts/gpu_suite.sh run
