@@ -67,7 +67,11 @@ struct stream_key {
   }
 
   friend bool operator==(stream_key const& a, stream_key const& b) noexcept {
-    return a.handle == b.handle && a.owner == b.owner;
+    // One branch for the caller: both fields compared without short-circuit (every allocation
+    // and free compares its stream with the slot's; see tlsf_free_list::check_size).
+    return ((reinterpret_cast<std::uintptr_t>(a.handle) ^
+             reinterpret_cast<std::uintptr_t>(b.handle)) |
+            (a.owner ^ b.owner)) == 0;
   }
   friend bool operator!=(stream_key const& a, stream_key const& b) noexcept { return !(a == b); }
 };
