@@ -6,7 +6,10 @@
 #   ra_d18    6a6e126's headers (d18df46's pool code, with std::unique_lock), worktree /tmp/d18
 #   ra_old    37d4a84's headers (the run of 2026-11-21), worktree /tmp/old
 #   ra_g1     this checkout's HEAD with the pool's growth divisor 1 (doubling, as 37d4a84 grew:
-#             10 upstream regions at max 64 MiB instead of 42), worktree /tmp/au_g1 (session au)
+#             10 upstream regions at max 64 MiB instead of 42), worktree /tmp/au_g1 (session au);
+#             g<N> likewise with divisor N, worktree /tmp/au_g<N> (session av)
+#   ra_g1trim both g1 and trim, worktree /tmp/av_g1trim (session av)
+#   ra_dup    the same as ra_new, built again: the pair new/dup is the noise floor (session av)
 #   ra_trim   this checkout's HEAD with ../2026-12-07-au/trim.patch (check_size and stream_key's
 #             comparison as one branch each), worktree /tmp/au_trim (session au)
 # VARIANTS="..." builds a subset; JCC=1 adds ra_<v>j for each, built with
@@ -24,14 +27,23 @@ tree_of() {  # the header tree of a variant, with its worktree made if missing
     new) echo "$root" ;;
     d18) [ -d /tmp/d18 ] || git worktree add -f /tmp/d18 6a6e126 >/dev/null; echo /tmp/d18 ;;
     old) [ -d /tmp/old ] || git worktree add -f /tmp/old 37d4a84 >/dev/null; echo /tmp/old ;;
-    g1)
-      if [ ! -d /tmp/au_g1 ]; then
-        git worktree add -f /tmp/au_g1 HEAD >/dev/null
-        sed -i 's/growth_divisor = 8;/growth_divisor = 1;/' \
-          /tmp/au_g1/include/rmm/mr/detail/mechanics/pool_shard.hpp
-        grep -q 'growth_divisor = 1;' /tmp/au_g1/include/rmm/mr/detail/mechanics/pool_shard.hpp
+    g[0-9] | g[0-9][0-9])  # g<N>: growth divisor N
+      if [ ! -d "/tmp/au_$1" ]; then
+        git worktree add -f "/tmp/au_$1" HEAD >/dev/null
+        sed -i "s/growth_divisor = 8;/growth_divisor = ${1#g};/" \
+          "/tmp/au_$1/include/rmm/mr/detail/mechanics/pool_shard.hpp"
+        grep -q "growth_divisor = ${1#g};" "/tmp/au_$1/include/rmm/mr/detail/mechanics/pool_shard.hpp"
       fi
-      echo /tmp/au_g1 ;;
+      echo "/tmp/au_$1" ;;
+    g1trim)  # g1 and trim together (session av)
+      if [ ! -d /tmp/av_g1trim ]; then
+        git worktree add -f /tmp/av_g1trim HEAD >/dev/null
+        git -C /tmp/av_g1trim apply "$root/docs/bench-results/2026-12-07-au/trim.patch"
+        sed -i 's/growth_divisor = 8;/growth_divisor = 1;/' \
+          /tmp/av_g1trim/include/rmm/mr/detail/mechanics/pool_shard.hpp
+      fi
+      echo /tmp/av_g1trim ;;
+    dup) echo "$root" ;;  # this checkout again, a second binary: the noise floor (session av)
     trim)
       if [ ! -d /tmp/au_trim ]; then
         git worktree add -f /tmp/au_trim HEAD >/dev/null

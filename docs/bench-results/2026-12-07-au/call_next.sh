@@ -9,7 +9,8 @@
 #   ab/         every round's JSON (ab.tgz) and the table of medians (ab_table.md)
 #   ratios.txt  paired median ratios: main against 37d4a84; g1 (main growing by doubling, 10 regions
 #               at max 64 MiB like 37d4a84) and trim (trim.patch) against main
-# Env: R (rounds, default 16), FILTER (default the pool's n = 1,000 rows).
+# Env: R (rounds, default 16), FILTER (default the pool's n = 1,000 rows), VARIANTS (default
+# "new g1 trim old"), PAIRS (default "new/old g1/new trim/new g1/old").
 set -u
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -24,6 +25,7 @@ TMPDIR=$OUT/tmp PREFIX=ra VARIANTS="${VARIANTS:-new g1 trim old}" \
   FILTER="${FILTER:-^random/pool/n:1000/}" REPS=3 TIMEOUT=120 \
   bash scripts/ab_call.sh "$OUT/ab" "${R:-16}" | grep -v '^round'
 echo "A/B done at $SECONDS s"
-python3 docs/bench-results/2026-12-07-ap/paired_ratios.py "$OUT/ab/ab.tgz" new/old g1/new trim/new \
-  g1/old | tee "$OUT/ratios.txt"
+# shellcheck disable=SC2086 # PAIRS is a list
+python3 docs/bench-results/2026-12-07-ap/paired_ratios.py "$OUT/ab/ab.tgz" \
+  ${PAIRS:-new/old g1/new trim/new g1/old} | tee "$OUT/ratios.txt"
 rm -rf "$OUT/tmp"
