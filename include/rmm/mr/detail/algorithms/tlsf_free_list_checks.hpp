@@ -81,8 +81,8 @@ inline auto tlsf_free_list::check_range(std::uintptr_t block_base,
 
 inline void tlsf_free_list::check_size(char const* what, std::size_t size) const {
   // One branch on the hot path (`|`, not `||`): both tests are cheap and the branch rarely taken.
-  // With stream_key's one-branch ==, 3 to 5 % off the pool's n = 1,000 rows on an H100's host
-  // (docs/bench-results/2026-12-07-av).
+  // With stream_key's one-branch ==, 2 to 7 % off five of the pool's six n = 1,000 rows on an
+  // H100's host, level on the sixth (docs/bench-results/2026-12-07-av).
   if (((size & (granularity_ - 1)) != 0) | (size == 0)) {
     throw_bad_size(what, size);
   }
