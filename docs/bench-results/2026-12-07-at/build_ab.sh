@@ -8,10 +8,10 @@
 #   ra_g1     this checkout's HEAD with the pool's growth divisor 1 (doubling, as 37d4a84 grew:
 #             10 upstream regions at max 64 MiB instead of 42), worktree /tmp/au_g1 (session au);
 #             g<N> likewise with divisor N, worktree /tmp/au_g<N> (session av)
-#   ra_g1trim both g1 and trim, worktree /tmp/av_g1trim (session av)
+#   ra_g1trim both g1 and trim on 1930921, worktree /tmp/av_g1trim (session av)
 #   ra_dup    the same as ra_new, built again: the pair new/dup is the noise floor (session av)
-#   ra_trim   this checkout's HEAD with ../2026-12-07-au/trim.patch (check_size and stream_key's
-#             comparison as one branch each), worktree /tmp/au_trim (session au)
+#   ra_trim   1930921 with ../2026-12-07-au/trim.patch (check_size and stream_key's comparison as
+#             one branch each; on main since 5732988), worktree /tmp/av_trim (sessions au, av)
 # VARIANTS="..." builds a subset; JCC=1 adds ra_<v>j for each, built with
 # -Wa,-mbranches-within-32B-boundaries (session at's call 4: no effect on the Emerald Rapids host).
 # Run from the repository root after `RMM_GPU_BENCHMARKS=ON bash scripts/gpu_suite.sh stage`
@@ -22,34 +22,32 @@ root=$(pwd)
 CCCL=$(python3 -c "import nvidia.cu13, os; print(os.path.join(list(nvidia.cu13.__path__)[0], 'include/cccl'))")
 lib=/usr/lib/x86_64-linux-gnu
 mkdir -p build-ab8/lib
+# A worktree of COMMIT at DIR, made if missing, with the pool's growth divisor set to DIVISOR and
+# PATCH applied (either may be empty); the divisor's edit is checked, as a failed sed would
+# silently build main again.
+worktree() {  # DIR COMMIT DIVISOR PATCH
+  local dir=$1 shard=$1/include/rmm/mr/detail/mechanics/pool_shard.hpp
+  if [ ! -d "$dir" ]; then
+    git worktree add -f "$dir" "$2" >/dev/null
+    if [ -n "$4" ]; then git -C "$dir" apply "$root/$4"; fi
+    if [ -n "$3" ]; then
+      sed -i "s/growth_divisor = 8;/growth_divisor = $3;/" "$shard"
+      grep -q "growth_divisor = $3;" "$shard"
+    fi
+  fi
+  echo "$dir"
+}
+# trim.patch landed on main as 5732988: trim and g1trim apply it to 1930921, the main it was made
+# on, so that they rebuild what session av measured.
+trim_patch=docs/bench-results/2026-12-07-au/trim.patch
 tree_of() {  # the header tree of a variant, with its worktree made if missing
   case $1 in
-    new) echo "$root" ;;
-    d18) [ -d /tmp/d18 ] || git worktree add -f /tmp/d18 6a6e126 >/dev/null; echo /tmp/d18 ;;
-    old) [ -d /tmp/old ] || git worktree add -f /tmp/old 37d4a84 >/dev/null; echo /tmp/old ;;
-    g[0-9] | g[0-9][0-9])  # g<N>: growth divisor N
-      if [ ! -d "/tmp/au_$1" ]; then
-        git worktree add -f "/tmp/au_$1" HEAD >/dev/null
-        sed -i "s/growth_divisor = 8;/growth_divisor = ${1#g};/" \
-          "/tmp/au_$1/include/rmm/mr/detail/mechanics/pool_shard.hpp"
-        grep -q "growth_divisor = ${1#g};" "/tmp/au_$1/include/rmm/mr/detail/mechanics/pool_shard.hpp"
-      fi
-      echo "/tmp/au_$1" ;;
-    g1trim)  # g1 and trim together (session av)
-      if [ ! -d /tmp/av_g1trim ]; then
-        git worktree add -f /tmp/av_g1trim HEAD >/dev/null
-        git -C /tmp/av_g1trim apply "$root/docs/bench-results/2026-12-07-au/trim.patch"
-        sed -i 's/growth_divisor = 8;/growth_divisor = 1;/' \
-          /tmp/av_g1trim/include/rmm/mr/detail/mechanics/pool_shard.hpp
-      fi
-      echo /tmp/av_g1trim ;;
-    dup) echo "$root" ;;  # this checkout again, a second binary: the noise floor (session av)
-    trim)
-      if [ ! -d /tmp/au_trim ]; then
-        git worktree add -f /tmp/au_trim HEAD >/dev/null
-        git -C /tmp/au_trim apply "$root/docs/bench-results/2026-12-07-au/trim.patch"
-      fi
-      echo /tmp/au_trim ;;
+    new | dup) echo "$root" ;;  # dup: this checkout again, a second binary (the noise floor)
+    d18) worktree /tmp/d18 6a6e126 "" "" ;;
+    old) worktree /tmp/old 37d4a84 "" "" ;;
+    g[0-9] | g[0-9][0-9]) worktree "/tmp/au_$1" HEAD "${1#g}" "" ;;  # g<N>: growth divisor N
+    trim) worktree /tmp/av_trim 1930921 "" "$trim_patch" ;;
+    g1trim) worktree /tmp/av_g1trim 1930921 1 "$trim_patch" ;;
     *) echo "unknown variant $1" >&2; exit 1 ;;
   esac
 }
